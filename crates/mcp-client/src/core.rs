@@ -197,6 +197,7 @@ impl Core {
     /// whose response stream carried it, if any. Returns a server-to-client request that the
     /// transport must answer. Malformed messages are logged and dropped, never fatal.
     pub fn dispatch(&self, text: &str, related: Option<&RequestId>) -> Option<ServerRequest> {
+        telemetry::wire("receive", text);
         let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => envelope,
             Err(e) => {

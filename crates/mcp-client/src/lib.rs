@@ -85,6 +85,10 @@
 //! `mcp.client.operation.duration` and `mcp.client.session.duration` (install it before the
 //! first request: the instruments are created once).
 //!
+//! Every JSON-RPC message sent or received is also a `TRACE` event on the target
+//! `mcp_client::wire`, with the field `direction` (`send` or `receive`) and the message's text
+//! as the event's message: a subscriber filtered to that target shows the whole exchange.
+//!
 
 // `auth` links to the section above when the feature is off, so that a default-features doc
 // build has no broken link.

@@ -126,6 +126,13 @@ fn is_tool_error(result: &RawValue) -> bool {
 
 /// `error.type` for a failure that is not a JSON-RPC error: a short word for the kind, or the
 /// HTTP status (as the HTTP conventions have it).
+/// Every JSON-RPC message as it crosses the wire, at `TRACE` level on the target
+/// `mcp_client::wire` (`direction` = `send` or `receive`, the text as the message): for tools
+/// that show the exchange (`mcp --raw`). Costs one level check when no subscriber wants it.
+pub(crate) fn wire(direction: &'static str, text: &str) {
+    tracing::trace!(target: "mcp_client::wire", direction, "{}", text.trim_end());
+}
+
 pub(crate) fn error_type(error: &Error) -> String {
     let kind = match error {
         Error::Rpc { error, .. } => return error.code.to_string(),

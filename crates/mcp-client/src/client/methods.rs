@@ -151,19 +151,7 @@ impl Client {
             if let Some(told) = told {
                 told(handle.id());
             }
-            let cancel_on_drop = crate::client::tasks::CancelOnDrop::new(&handle);
-            let outcome = handle.wait().await;
-            // The task is over unless following it failed (transport, handler, timeout):
-            // then it is cancelled, as when the call is dropped.
-            let ended = match &outcome {
-                Ok(_) | Err(Error::TaskCancelled { .. }) => true,
-                Err(Error::Rpc { method, .. }) => method == "tools/call",
-                Err(_) => false,
-            };
-            if ended {
-                cancel_on_drop.disarm();
-            }
-            return outcome;
+            return handle.wait_or_cancel().await;
         }
         decode("tools/call", &result)
     }

@@ -110,6 +110,23 @@ impl TaskHandle {
         self.client.request(&self.call("tasks/cancel", JsonObject::new())).await.map(drop)
     }
 
+    /// As [`TaskHandle::wait`], but the task is cancelled (`tasks/cancel`) if this future is
+    /// dropped before the task ended, or if following it failed (transport, handler, timeout):
+    /// what [`Client::call_tool`] does with a call that became a task.
+    pub async fn wait_or_cancel(&self) -> Result<CallToolResult, Error> {
+        let cancel_on_drop = CancelOnDrop::new(self);
+        let outcome = self.wait().await;
+        let ended = match &outcome {
+            Ok(_) | Err(Error::TaskCancelled { .. }) => true,
+            Err(Error::Rpc { method, .. }) => method == "tools/call",
+            Err(_) => false,
+        };
+        if ended {
+            cancel_on_drop.disarm();
+        }
+        outcome
+    }
+
     /// Follows the task to its end: polls `tasks/get` every `pollIntervalMs` (500 ms when the
     /// server suggests none, never under 10 ms), answers input requests with the client's
     /// handlers, and returns the tool's result. A failed task is its JSON-RPC error
@@ -166,19 +183,19 @@ impl TaskHandle {
     }
 }
 
-/// Cancels the task of a [`Client::call_tool`] whose future is dropped before the task ended
-/// (`tasks/cancel`, sent from a spawned task: a drop cannot wait).
-pub(crate) struct CancelOnDrop {
+/// Cancels the task of a [`TaskHandle::wait_or_cancel`] whose future is dropped before the task
+/// ended (`tasks/cancel`, sent from a spawned task: a drop cannot wait).
+struct CancelOnDrop {
     handle: Option<TaskHandle>,
 }
 
 impl CancelOnDrop {
-    pub fn new(handle: &TaskHandle) -> Self {
+    fn new(handle: &TaskHandle) -> Self {
         CancelOnDrop { handle: Some(handle.clone()) }
     }
 
     /// The task ended (or the caller knows it did): nothing to cancel.
-    pub fn disarm(mut self) {
+    fn disarm(mut self) {
         self.handle = None;
     }
 }

@@ -112,6 +112,7 @@ impl HttpTransport {
     }
 
     async fn post(&self, body: String, headers: &[(String, String)]) -> Result<reqwest::Response, Error> {
+        crate::telemetry::wire("send", &body);
         let mut req = self
             .inner
             .client
@@ -177,6 +178,7 @@ impl HttpTransport {
         }
         if !status.is_success() {
             let body = read_capped(response, MAX_ERROR_BODY).await;
+            crate::telemetry::wire("receive", &body);
             if let Some(Ok(Err(error))) = as_reply_to(&body, &out.id) {
                 return Err(Error::Rpc { method: out.method.clone(), error, http_status: Some(status.as_u16()) });
             }
@@ -192,6 +194,7 @@ impl HttpTransport {
         }
         let body = read_body(response).await?;
         if let Some(delivery) = as_reply_to(&body, &out.id) {
+            crate::telemetry::wire("receive", &body);
             return delivered(Ok(delivery));
         }
         self.route(core, &body, Some(&out.id)).await;

@@ -162,6 +162,7 @@ impl Drop for LegacySseTransport {
 }
 
 async fn post(inner: &Inner, message: String) -> Result<(), Error> {
+    crate::telemetry::wire("send", &message);
     let request = inner
         .client
         .post(inner.endpoint.clone())

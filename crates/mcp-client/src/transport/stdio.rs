@@ -254,6 +254,7 @@ impl StdioTransport {
         let (writer, mut outbox) = Outbox::new(core.limits.max_outbox_bytes);
         tokio::spawn(async move {
             while let Some((mut line, room)) = outbox.recv().await {
+                crate::telemetry::wire("send", &line);
                 line.push('\n');
                 if stdin.write_all(line.as_bytes()).await.is_err() || stdin.flush().await.is_err() {
                     break;
