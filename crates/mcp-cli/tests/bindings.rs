@@ -96,17 +96,14 @@ fn check_names_each_tool_changed_added_or_removed() {
     });
     let Err(CheckError::Changed(changes)) = bindings::check(&text, &new) else { panic!("no change found") };
     let change = |name: &str, change| ContractChange { kind: EntryKind::Tool, name: name.into(), change };
+    // By kind, then name.
     assert_eq!(
         changes.changes,
         [
-            change("get-weather", ChangeKind::Changed),
             change("add", ChangeKind::Added),
+            change("get-weather", ChangeKind::Changed),
             change("now", ChangeKind::Removed)
         ]
-        .into_iter()
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect::<Vec<_>>()
     );
     assert_eq!(
         changes.to_string(),
@@ -189,6 +186,69 @@ fn schemas_that_cannot_become_types_are_refused_with_the_tool_and_the_reason() {
         let error = bindings::generate(&contract, &Options::default()).unwrap_err();
         assert!(matches!(error, BindingsError::Schema { .. }), "{error:?}");
         assert!(error.to_string().starts_with(expected), "{error}");
+    }
+}
+
+/// Schemas as mcp-server writes them (schemars 1, draft 2020-12): `$defs`, `$ref` with a
+/// sibling `description`, `Option` as `type: [.., "null"]`, maps, tagged enums, doc comments.
+#[test]
+fn schemas_that_mcp_server_derives_generate() {
+    use mcp_server::schemars;
+
+    /// Where to look.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Place {
+        /// The city.
+        city: String,
+        country: Option<String>,
+    }
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    #[allow(dead_code)]
+    enum Shape {
+        Circle { radius: f64 },
+        Square { side: f64 },
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        /// The place, documented beside its `$ref`.
+        place: Place,
+        shapes: Vec<Shape>,
+        tags: std::collections::BTreeMap<String, u32>,
+        limit: Option<u8>,
+    }
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Output {
+        shape: Shape,
+        seen: Option<Place2>,
+    }
+    /// Named like nothing in `Args`, to see the output's `$defs` kept.
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Place2 {
+        at: String,
+    }
+
+    let route = mcp_server::ToolRoute::new("find-shapes", |_: mcp_server::Context, _: Args| async move {
+        Ok::<_, mcp_server::Error>(mcp_server::Structured(Output { shape: Shape::Square { side: 1.0 }, seen: None }))
+    });
+    let contract = Contract { tools: vec![route.tool().clone()], ..Contract::default() };
+    let input = contract.tools[0].input_schema.to_value();
+    assert_eq!(input["properties"]["place"]["description"], "The place, documented beside its `$ref`.", "{input}");
+
+    let text = bindings::generate(&contract, &Options::default()).unwrap();
+    for expected in [
+        "pub struct FindShapesArgs {",
+        "pub struct Place {",
+        "pub country: ::std::option::Option<::std::string::String>,",
+        "pub limit: ::std::option::Option<u8>,",
+        "#[serde(tag = \"kind\")]",
+        "pub struct FindShapesOutput {",
+        "pub struct Place2 {",
+        "pub use self::find_shapes::FindShapesOutput;",
+    ] {
+        assert!(text.contains(expected), "`{expected}` is missing from\n{text}");
     }
 }
 

@@ -49,7 +49,9 @@ fn answer(name: &str, args: &Value) -> CallToolResult {
             };
             json!({ "area": area })
         }
-        "set_labels" => json!({ "count": args["labels"].as_object().map_or(0, |l| l.len()), "previous": { "env": "staging" } }),
+        "set_labels" => {
+            json!({ "count": args["labels"].as_object().map_or(0, |l| l.len()), "previous": { "env": "staging" } })
+        }
         "now" => json!({ "iso": "2026-01-01T00:00:00Z", "unix": 1767225600 }),
         "files/read.v2" if args["path"] == "missing" => return error_result("no such file: missing"),
         _ => return text_result(format!("{name} got {args}")),
@@ -94,10 +96,11 @@ fn server(contract: &Contract, received: &Received) -> Server {
     }
     for prompt in &contract.prompts {
         let name = prompt.name.clone();
-        builder = builder.prompt(PromptRoute::raw(prompt.clone(), move |_: Context, args: BTreeMap<String, String>| {
-            let text = format!("{name} {args:?}");
-            async move { Ok::<_, Error>(text) }
-        }));
+        builder =
+            builder.prompt(PromptRoute::raw(prompt.clone(), move |_: Context, args: BTreeMap<String, String>| {
+                let text = format!("{name} {args:?}");
+                async move { Ok::<_, Error>(text) }
+            }));
     }
     for template in &contract.templates {
         builder = builder.resource_template(ResourceTemplateRoute::new(
@@ -151,14 +154,15 @@ debug = false
     let caller = std::fs::read_to_string(tests_dir().join("caller.rs")).unwrap();
     bindings::write_if_changed(dir.join("src/main.rs"), &caller).unwrap();
     bindings::write_if_changed(dir.join("src/fixture.rs"), bindings_text).unwrap();
+    bindings::write_if_changed(dir.join("src/lib.rs"), "//! The bindings.\n\npub mod fixture;\n").unwrap();
 }
 
-/// Runs cargo in the project; its output on failure.
-async fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
+/// Runs `cargo {command} --offline {args}` in the project; panics with its output on failure.
+async fn cargo(dir: &Path, command: &str, args: &[&str]) -> std::process::Output {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bindings-caller-target");
     let output = tokio::process::Command::new(env!("CARGO"))
+        .args([command, "--offline", "--quiet"])
         .args(args)
-        .arg("--offline")
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target)
         .env_remove("RUSTFLAGS")
@@ -168,7 +172,7 @@ async fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap();
     assert!(
         output.status.success(),
-        "cargo {} failed:\n{}{}",
+        "cargo {command} {} failed:\n{}{}",
         args.join(" "),
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
@@ -182,11 +186,11 @@ async fn the_bindings_build_under_clippy_and_call_the_server_they_describe() {
     let text = bindings::generate(&contract, &Options::default()).unwrap();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bindings-caller");
     write_project(&dir, &text);
-    cargo(&dir, &["clippy", "--quiet", "--", "-D", "warnings"]).await;
+    cargo(&dir, "clippy", &["--", "-D", "warnings"]).await;
 
     let received = Received::default();
     let url = serve(server(&contract, &received)).await;
-    let output = cargo(&dir, &["run", "--quiet", "--", &url]).await;
+    let output = cargo(&dir, "run", &["--", &url]).await;
     let printed: BTreeMap<String, Value> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -229,10 +233,7 @@ async fn the_bindings_build_under_clippy_and_call_the_server_they_describe() {
 
     assert_eq!(printed["user_profile_uri"], "users://ada%2Flovelace%3F/profile");
     assert_eq!(printed["search_uri"], "search://items?q=rust%20%26%20serde&lang=en");
-    assert_eq!(
-        printed["user_profile"][0]["text"],
-        r#"users://ada%20lovelace/profile {"user_id": "ada%20lovelace"}"#
-    );
+    assert_eq!(printed["user_profile"][0]["text"], r#"users://ada%20lovelace/profile {"user_id": "ada%20lovelace"}"#);
 }
 
 #[tokio::test]

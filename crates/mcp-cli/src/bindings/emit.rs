@@ -82,9 +82,11 @@ fn contract_digests(contract: &Contract) -> TokenStream {
     });
     quote! {
         /// sha256 of the canonical JSON of the contract these bindings were generated from.
+        #[allow(dead_code)] // for `mcp codegen --check`, not for the program
         pub const CONTRACT_SHA256: &str = #sha;
         /// Each entry of that contract: its kind (`tool`, `prompt`, `template`), its name and the
         /// sha256 of its canonical JSON.
+        #[allow(dead_code)]
         pub const CONTRACT_ENTRIES: &[(&str, &str, &str)] = &[#(#rows),*];
     }
 }
@@ -107,7 +109,7 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
         let output = tool.get("outputSchema").map(|schema| (output_name.as_str(), schema));
         let types = tool_types(&args_name, input, output).map_err(schema_error)?;
         for wanted in std::iter::once(&args_name).chain(output.map(|_| &output_name)) {
-            if !types.items.iter().any(|item| item_ident(item).is_some_and(|i| i == wanted)) {
+            if !types.iter().any(|item| item_ident(item).is_some_and(|i| i == wanted)) {
                 return Err(schema_error(format!("typify did not name a type `{wanted}`")));
             }
         }
@@ -115,7 +117,7 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
         let module = names.claim(false, snake, owner.clone())?;
         let args = names.claim(false, &args_name, owner.clone())?;
         let module_doc = format!(" Types of tool `{name}`'s schemas.");
-        let type_items = &types.items;
+        let type_items = &types;
         // typify's output is not ours to tidy: clippy's style lints stay off inside it.
         items.push(quote! {
             #[doc = #module_doc]
@@ -214,6 +216,7 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
         }
 
         /// The result, unless the tool reported a failure.
+        #[allow(clippy::result_large_err)]
         fn tool_result(
             result: ::mcp_client::types::CallToolResult,
         ) -> ::std::result::Result<::mcp_client::types::CallToolResult, ToolError> {
@@ -226,6 +229,7 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
     if any_output {
         items.push(quote! {
             /// The result's `structuredContent` as the tool's output type.
+            #[allow(clippy::result_large_err)]
             fn structured_output<T: ::serde::de::DeserializeOwned>(
                 result: ::mcp_client::types::CallToolResult,
             ) -> ::std::result::Result<T, ToolError> {
@@ -470,15 +474,22 @@ fn templates_part(templates: &[(&str, &Value)], names: &mut Names) -> Result<Vec
 
 /// The statements that expand one expression into `uri` (all variables are defined strings).
 fn expansion(e: &Expression, params: &BTreeMap<&str, syn::Ident>) -> TokenStream {
-    // RFC 6570 appendix A: what comes first, between values, and whether values are named.
-    let (first, separator, named, if_empty) = match e.operator {
-        None | Some('+') => ("", ",", false, ""),
-        Some('#') => ("#", ",", false, ""),
-        Some('.') => (".", ".", false, ""),
-        Some('/') => ("/", "/", false, ""),
-        Some(';') => (";", ";", true, ""),
-        Some('?') => ("?", "&", true, "="),
-        Some(_) => ("&", "&", true, "="),
+    /// How values are named: not at all, `name=value` (`{?var}`, `{&var}`), or `name=value` but
+    /// only `name` when the value is empty (`{;var}`).
+    enum Naming {
+        No,
+        Always,
+        BareIfEmpty,
+    }
+    // RFC 6570 appendix A: what comes first, what comes between values, how they are named.
+    let (first, separator, naming) = match e.operator {
+        None | Some('+') => ("", ",", Naming::No),
+        Some('#') => ("#", ",", Naming::No),
+        Some('.') => (".", ".", Naming::No),
+        Some('/') => ("/", "/", Naming::No),
+        Some(';') => (";", ";", Naming::BareIfEmpty),
+        Some('?') => ("?", "&", Naming::Always),
+        Some(_) => ("&", "&", Naming::Always),
     };
     let reserved = matches!(e.operator, Some('+' | '#'));
     let mut statements = Vec::new();
@@ -492,31 +503,24 @@ fn expansion(e: &Expression, params: &BTreeMap<&str, syn::Ident>) -> TokenStream
             }
             None => quote!(None),
         };
-        if named && !if_empty.is_empty() {
-            // `{?var}`, `{&var}`: `var=` and the value, empty or not.
-            let name_eq = format!("{lead}{var}=");
-            statements.push(quote! {
-                uri.push_str(#name_eq);
-                percent_encode(&mut uri, #ident, #reserved, #prefix);
-            });
-        } else if named {
-            // `{;var}`: an empty value leaves out the `=`.
-            let name_eq = format!("{lead}{var}=");
-            let name_only = format!("{lead}{var}");
-            statements.push(quote! {
-                if #ident.is_empty() {
-                    uri.push_str(#name_only);
-                } else {
-                    uri.push_str(#name_eq);
-                    percent_encode(&mut uri, #ident, #reserved, #prefix);
+        let encode = quote!(percent_encode(&mut uri, #ident, #reserved, #prefix););
+        let named = format!("{lead}{var}=");
+        statements.push(match naming {
+            Naming::No if lead.is_empty() => encode,
+            Naming::No => quote!(uri.push_str(#lead); #encode),
+            Naming::Always => quote!(uri.push_str(#named); #encode),
+            Naming::BareIfEmpty => {
+                let bare = format!("{lead}{var}");
+                quote! {
+                    if #ident.is_empty() {
+                        uri.push_str(#bare);
+                    } else {
+                        uri.push_str(#named);
+                        #encode
+                    }
                 }
-            });
-        } else {
-            if !lead.is_empty() {
-                statements.push(quote!(uri.push_str(#lead);));
             }
-            statements.push(quote!(percent_encode(&mut uri, #ident, #reserved, #prefix);));
-        }
+        });
     }
     quote!(#(#statements)*)
 }

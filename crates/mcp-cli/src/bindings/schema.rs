@@ -18,14 +18,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::{Map, Value};
 
-/// The Rust code of one tool's types: typify's items, the root types named `args` and `output`.
-pub struct ToolTypes {
-    pub items: Vec<syn::Item>,
-}
-
-/// Turns a tool's input (and output) schema into types named `args` (and `output`). The error
-/// is a sentence saying what is wrong.
-pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> Result<ToolTypes, String> {
+/// Turns a tool's input (and output) schema into typify's items, the root types named `args`
+/// (and `output`). The error is a sentence about the tool saying what is wrong.
+pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> Result<Vec<syn::Item>, String> {
     let mut definitions = BTreeMap::new();
     // The output's root is reserved first so that no input definition takes its name.
     if let Some((name, _)) = output {
@@ -81,7 +76,7 @@ pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> 
             return Err(format!("two of its types are both named `{ident}`"));
         }
     }
-    Ok(ToolTypes { items })
+    Ok(items)
 }
 
 /// A tool that declares no arguments (`{"type": "object"}`) gets an arguments struct with no

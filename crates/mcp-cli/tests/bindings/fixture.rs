@@ -4,9 +4,11 @@
 // contract they were generated from are at the end (`mcp codegen --check` compares them).
 
 /// sha256 of the canonical JSON of the contract these bindings were generated from.
+#[allow(dead_code)]
 pub const CONTRACT_SHA256: &str = "7658b5368bda8a4674637f91bf473353329e36e95f709f5d96016d9fe59a8f4c";
 /// Each entry of that contract: its kind (`tool`, `prompt`, `template`), its name and the
 /// sha256 of its canonical JSON.
+#[allow(dead_code)]
 pub const CONTRACT_ENTRIES: &[(&str, &str, &str)] = &[
     (
         "tool",
@@ -679,6 +681,7 @@ impl ::std::convert::From<::mcp_client::Error> for ToolError {
     }
 }
 /// The result, unless the tool reported a failure.
+#[allow(clippy::result_large_err)]
 fn tool_result(
     result: ::mcp_client::types::CallToolResult,
 ) -> ::std::result::Result<::mcp_client::types::CallToolResult, ToolError> {
@@ -688,6 +691,7 @@ fn tool_result(
     Ok(result)
 }
 /// The result's `structuredContent` as the tool's output type.
+#[allow(clippy::result_large_err)]
 fn structured_output<T: ::serde::de::DeserializeOwned>(
     result: ::mcp_client::types::CallToolResult,
 ) -> ::std::result::Result<T, ToolError> {
