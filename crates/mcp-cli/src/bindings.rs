@@ -91,6 +91,13 @@ pub enum BindingsError {
         /// Why, as a sentence about the tool ("its inputSchema has a `$ref` to ...").
         reason: String,
     },
+    /// A resource template's `uriTemplate` cannot be expanded (an unclosed `{`, an empty variable).
+    Template {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
+    },
     /// Two entries of the same kind have the same name.
     DuplicateName {
         /// `tool`, `prompt` or `template`.
@@ -116,6 +123,7 @@ impl fmt::Display for BindingsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BindingsError::Schema { tool, reason } => write!(f, "tool `{tool}`: {reason}"),
+            BindingsError::Template { template, reason } => write!(f, "template `{template}`: {reason}"),
             BindingsError::DuplicateName { kind, name } => write!(f, "the server lists {kind} `{name}` twice"),
             BindingsError::NameClash { ident, first, second } => {
                 write!(f, "{first} and {second} would both be named `{ident}` in Rust")

@@ -253,6 +253,14 @@ fn schemas_that_mcp_server_derives_generate() {
 }
 
 #[test]
+fn a_template_that_cannot_be_expanded_is_refused() {
+    let contract: Contract =
+        serde_json::from_value(json!({ "resourceTemplates": [{ "name": "t", "uriTemplate": "a://{x" }] })).unwrap();
+    let error = bindings::generate(&contract, &Options::default()).unwrap_err();
+    assert_eq!(error.to_string(), "template `t`: its uriTemplate `a://{x` has an unclosed `{`");
+}
+
+#[test]
 fn entries_whose_rust_names_meet_are_refused() {
     let contract: Contract = serde_json::from_value(json!({
         "tools": [{ "name": "summarize-prompt", "inputSchema": { "type": "object" } }],

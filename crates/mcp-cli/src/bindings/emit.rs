@@ -376,8 +376,8 @@ fn templates_part(templates: &[(&str, &Value)], names: &mut Names) -> Result<Vec
     for ((name, template), snake) in templates.iter().zip(&snakes) {
         let owner = format!("template `{name}`");
         let uri_template = template.get("uriTemplate").and_then(Value::as_str).unwrap_or_default();
-        let parts = parse_template(uri_template).map_err(|reason| BindingsError::Schema {
-            tool: (*name).to_owned(),
+        let parts = parse_template(uri_template).map_err(|reason| BindingsError::Template {
+            template: (*name).to_owned(),
             reason: format!("its uriTemplate `{uri_template}` {reason}"),
         })?;
         // Each variable once, in order of first use.
