@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Interop (gateway, issue 29): mcp-gateway in front of three upstreams nobody at the gateway wrote
 # or built for it: the TypeScript everything server (stdio, legacy era), a Python SDK server
-# (Streamable HTTP, spoken to in the legacy era) and this workspace's notes example (stdio); used
+# (Streamable HTTP, the default `era = "auto"`) and this workspace's notes example (stdio); used
 # by the official clients in either era:
 #   - typescript-sdk-v2: @modelcontextprotocol/client pinned to 2026-07-28 (gateway/ts_client.mjs)
 #   - python-sdk: the Python SDK client, 2025-11-25 (gateway/py_client.py)
 # Both answer the elicitation of the Python server's `ask_name`: the legacy server's request
 # reaches the modern client as an input request (the era bridge), the legacy one as a request.
+# The Python server speaks 2026-07-28 too, but refuses to elicit in it (issue 44, item 4): the
+# gateway's first `ask_name` is refused there, and `auto` moves that upstream to the legacy era
+# and sends the call again; the log has to say so once.
 # Uses what run.sh (the everything server, the Python venv and its server) and apps.sh (the v2
 # client) install; run those first. Binds 127.0.0.1 only; exits non-zero on any failure.
 set -euo pipefail
@@ -52,7 +55,6 @@ command = ["$NODE", "$EVERYTHING", "stdio"]
 [[upstream]]
 name = "py"
 url = "http://127.0.0.1:$PY_PORT/mcp"
-era = "legacy"
 
 [[upstream]]
 name = "notes"
@@ -96,6 +98,15 @@ for wanted in 'mcp_gateway_upstream_duration_seconds_count{.*mcp_gateway_upstrea
     failed=1
   fi
 done
+# `auto` chose the legacy era for the Python upstream, once, saying why.
+switched="$(grep -c 'now speaks the legacy era to this upstream.*upstream="py".*elicitation/create' "$LOGS/gateway.log" || true)"
+if [ "$switched" = 1 ]; then
+  printf '%-20s PASS  %s\n' era-auto 'py moved to the legacy era once (it cannot elicit in 2026-07-28)'
+else
+  printf '%-20s FAIL  %s\n' era-auto "the gateway logged the move of py to the legacy era $switched times, not once"
+  failures+=("era-auto: logged $switched times")
+  failed=1
+fi
 if [ "$failed" != 0 ]; then
   log "the gateway's log:"
   sed 's/^/    /' "$LOGS/gateway.log" >&2

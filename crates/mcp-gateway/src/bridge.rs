@@ -112,6 +112,12 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// Whether this request resumes an upstream request held for it (a modern caller's retry with
+/// the answers), rather than sending one.
+pub(crate) fn resumes(ctx: &Context) -> bool {
+    ctx.saved().as_ref().and_then(|saved| saved.get(HELD_ID)).is_some()
+}
+
 impl Held {
     /// Sends one upstream request started by `start` (with the options that route its
     /// questions, progress and log messages here), or resumes the held one this retry names,

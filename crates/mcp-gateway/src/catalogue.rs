@@ -366,10 +366,12 @@ impl ToolSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let arguments = params.arguments.take().unwrap_or_default();
+        // Shared, not copied, by the call and its retry in another era (`crate::era`).
+        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
         let what = format!("the call to {own}");
-        self.bridged(ctx, upstream, "tools/call", own, what, |client, own, options| {
-            Box::pin(async move { client.call_tool_with(&own, arguments, options).await })
+        self.bridged(ctx, upstream, "tools/call", own, what, move |client, own, options| {
+            let arguments = Arc::clone(&arguments);
+            Box::pin(async move { client.call_tool_with(&own, &*arguments, options).await })
         })
     }
 
@@ -391,7 +393,9 @@ impl ToolSource for Catalogue {
 impl Catalogue {
     /// A request to `upstream` through the era bridge (`start` sends it, to the upstream's own
     /// name for the target): connected, within the upstream's concurrency limit, in its span and
-    /// timed, its failures named after it (`what`).
+    /// timed, its failures named after it (`what`). An upstream of `era = "auto"` that refuses, in
+    /// the 2026-07-28 era, to ask its client anything is sent it again in the legacy era
+    /// (`crate::era`).
     fn bridged<T: Send + 'static>(
         &self,
         ctx: Context,
@@ -399,26 +403,50 @@ impl Catalogue {
         method: &'static str,
         own: String,
         what: String,
-        start: impl FnOnce(mcp_client::Client, String, mcp_client::CallOptions) -> crate::bridge::Upstream<T>
+        start: impl Fn(mcp_client::Client, String, mcp_client::CallOptions) -> crate::bridge::Upstream<T>
         + Send
+        + Sync
         + 'static,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send>> {
         let forward = Forward::new(&upstream, method, &own);
         let held = Arc::clone(&self.held);
         Box::pin(forward.run(async move {
-            let crate::upstream::Lease { client, in_flight } = connected(&upstream)?;
+            let lease = connected(&upstream)?;
             let _slot = slot(&upstream).await?;
             let (timeout, tasks) = (upstream.config.timeout(), upstream.config.tasks);
+            let era = lease.client.era();
             // The request counts as in flight on its connection until the upstream answers, even
             // when it is held for a later round.
-            let send = move |options| -> crate::bridge::Upstream<T> {
-                let answer = start(client, own, options);
-                Box::pin(async move {
-                    let _in_flight = in_flight;
-                    answer.await
-                })
+            let start = &start;
+            let send = |lease: crate::upstream::Lease, own: String| {
+                move |options| -> crate::bridge::Upstream<T> {
+                    let crate::upstream::Lease { client, in_flight } = lease;
+                    let answer = start(client, own, options);
+                    Box::pin(async move {
+                        let _in_flight = in_flight;
+                        answer.await
+                    })
+                }
             };
-            let outcome = held.bridge(&ctx, timeout, tasks, send).await?;
+            let error = match held.bridge(&ctx, timeout, tasks, send(lease, own.clone())).await? {
+                Ok(answer) => return Ok(answer),
+                Err(error) => error,
+            };
+            // A request this call started (not one resumed from an earlier round), refused by a
+            // 2026-07-28 connection because it would have to ask the caller something.
+            let refused = match crate::era::refused_input(&error) {
+                Some(asked) if era == mcp_client::Era::Modern && !crate::bridge::resumes(&ctx) => asked,
+                _ => return Err(upstream_error(&upstream, &what, error)),
+            };
+            match upstream.config.era {
+                crate::config::Era::Auto => {}
+                crate::config::Era::Modern => return Err(crate::era::pinned_modern(upstream.name(), refused, &error)),
+                crate::config::Era::Legacy => return Err(upstream_error(&upstream, &what, error)),
+            }
+            upstream.choose_legacy(refused).await.map_err(Error::internal)?;
+            let lease = upstream.legacy_lease().await.map_err(Error::internal)?;
+            tracing::info!(upstream = upstream.name(), %what, "sent again in the legacy era");
+            let outcome = held.bridge(&ctx, timeout, tasks, send(lease, own)).await?;
             outcome.map_err(|e| upstream_error(&upstream, &what, e))
         }))
     }
@@ -441,10 +469,11 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let arguments = params.arguments.take().unwrap_or_default();
+        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
         let what = format!("getting the prompt {own}");
-        self.bridged(ctx, upstream, "prompts/get", own, what, |client, own, options| {
-            Box::pin(async move { client.get_prompt_with(&own, arguments, options).await })
+        self.bridged(ctx, upstream, "prompts/get", own, what, move |client, own, options| {
+            let arguments = Arc::clone(&arguments);
+            Box::pin(async move { client.get_prompt_with(&own, &*arguments, options).await })
         })
     }
 }

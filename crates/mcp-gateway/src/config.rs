@@ -179,8 +179,11 @@ pub struct UpstreamConfig {
     /// Tools listed under another name (upstream name → listed name), instead of the prefix.
     #[serde(default)]
     pub rename: BTreeMap<String, String>,
-    /// Which protocol era to speak: `auto` (the default: modern first, legacy if the upstream
-    /// only speaks that), `modern` or `legacy`.
+    /// Which protocol era to speak. `auto` (the default): 2026-07-28 when the upstream speaks
+    /// it, else legacy; and legacy from the first time the upstream, in 2026-07-28, refuses to
+    /// send an elicitation, sampling or roots request while serving a call (if it speaks legacy:
+    /// that call is sent again there, once). `modern`: 2026-07-28 only (such a refusal fails the
+    /// call, saying to set `auto` or `legacy`). `legacy`: the `initialize` handshake only.
     #[serde(default)]
     pub era: Era,
     /// Seconds between two health checks of a connected upstream (`ping`, or `server/discover`
@@ -250,7 +253,9 @@ fn yes() -> bool {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Era {
-    /// Modern first, falling back to legacy as the specification's compatibility rules say.
+    /// Modern first, falling back to legacy as the specification's compatibility rules say, or
+    /// when the upstream cannot ask its caller anything in the modern era (as the Python SDK's
+    /// servers cannot).
     #[default]
     Auto,
     /// 2026-07-28 only.

@@ -44,6 +44,12 @@
 //!   `InputRequiredResult` on the modern wire, the upstream request held meanwhile, for at most
 //!   the upstream's `timeout_secs`), and the answers go back. Progress and log messages are
 //!   forwarded, and a call the caller gives up is cancelled upstream.
+//! - `era = "auto"` (the default) speaks 2026-07-28 to an upstream that offers it, and moves an
+//!   upstream to the legacy era when, in 2026-07-28, it refuses to send an elicitation, sampling
+//!   or roots request while serving a call (as the Python SDK's servers do): once it has checked
+//!   that the upstream speaks legacy, that call is sent again there, once, and the upstream's
+//!   connections are replaced without a gap. `era = "modern"` fails such a call with `-32603`
+//!   naming the upstream and what to set.
 //!
 //! - A call still running after `task_after_secs` becomes a task for a caller with the tasks
 //!   extension; a modern upstream's own task is followed. Resource updates reach the callers
@@ -56,6 +62,7 @@
 mod bridge;
 mod catalogue;
 pub mod config;
+mod era;
 mod failure;
 mod gateway;
 mod index;

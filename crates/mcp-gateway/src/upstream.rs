@@ -3,11 +3,13 @@
 //! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use mcp_client::{Client, ElicitationModes, Era, HandlerError, Handlers, StderrMode, StdioCommand, Subscription};
+use mcp_client::{
+    Client, ElicitationModes, Era, EraPreference, HandlerError, Handlers, StderrMode, StdioCommand, Subscription,
+};
 use mcp_types::ext::skills::Skill;
 use mcp_types::{
     LoggingLevel, Prompt, Resource, ResourceTemplate, SamplingCapability, ServerNotification, SubscriptionFilter, Tool,
@@ -31,6 +33,14 @@ pub(crate) struct Upstream {
     slots: Option<Arc<Semaphore>>,
     /// The gateway's own OAuth client for it (`[upstream.oauth]`), kept across reconnections.
     oauth: Option<mcp_client::auth::OAuth>,
+    /// Why `era = "auto"` speaks the legacy era to it, once it does (`crate::era`).
+    legacy_because: OnceLock<String>,
+    /// Held while deciding that, so that calls refused at once lead to one decision; holds when
+    /// the upstream last failed the legacy handshake, and what the caller was told.
+    choosing: tokio::sync::Mutex<Option<(std::time::Instant, String)>>,
+    /// Counts the connections that came up, of every process: a call waiting for one in the
+    /// legacy era watches it.
+    connections: watch::Sender<u64>,
 }
 
 /// One connection of an upstream (one process of a pool), supervised on its own.
@@ -199,7 +209,16 @@ impl Upstream {
             }
             client.build()
         });
-        Upstream { slots, config, members, picking: Mutex::new(()), oauth }
+        Upstream {
+            slots,
+            config,
+            members,
+            picking: Mutex::new(()),
+            oauth,
+            legacy_because: OnceLock::new(),
+            choosing: tokio::sync::Mutex::new(None),
+            connections: watch::Sender::new(0),
+        }
     }
 
     /// What must never reach a caller or the log: its configured header values, its client
@@ -256,18 +275,106 @@ impl Upstream {
     /// A connected client for one request: of a pool, the process with the fewest requests in
     /// flight (the first of those on a tie); or why none is connected.
     pub(crate) fn lease(&self) -> Result<Lease, String> {
+        self.lease_where(|_| true).ok_or_else(|| self.up().err().unwrap_or_default())
+    }
+
+    /// Like [`Upstream::lease`], among the connections that `usable` accepts.
+    fn lease_where(&self, usable: impl Fn(&Client) -> bool) -> Option<Lease> {
         let _picking = (self.members.len() > 1).then(|| self.picking.lock().expect("not poisoned"));
         let mut best: Option<(usize, Client, &Member)> = None;
         for member in &self.members {
             let Some(client) = member.state.lock().expect("not poisoned").client.clone() else { continue };
+            if !usable(&client) {
+                continue;
+            }
             let load = member.in_flight.load(Ordering::Relaxed);
             if best.as_ref().is_none_or(|(least, ..)| load < *least) {
                 best = Some((load, client, member));
             }
         }
-        let Some((_, client, member)) = best else { return Err(self.up().err().unwrap_or_default()) };
+        let (_, client, member) = best?;
         member.in_flight.fetch_add(1, Ordering::Relaxed);
-        Ok(Lease { client, in_flight: InFlight(Arc::clone(&member.in_flight)) })
+        Some(Lease { client, in_flight: InFlight(Arc::clone(&member.in_flight)) })
+    }
+
+    /// The era to negotiate: the configured one, but legacy once `auto` has chosen it.
+    fn preference(&self) -> EraPreference {
+        match self.legacy_because.get() {
+            Some(_) => EraPreference::Legacy,
+            None => self.config.era.preference(),
+        }
+    }
+
+    /// Whether `client` speaks an era this upstream no longer uses (`auto` chose legacy since).
+    fn outdated(&self, client: &Client) -> bool {
+        self.legacy_because.get().is_some() && client.era() == Era::Modern
+    }
+
+    /// After the upstream refused, in the 2026-07-28 era, to send `asked` while serving a call
+    /// (`crate::era`): makes the legacy era its era if it speaks it (checked with a handshake of
+    /// its own, once), its connections being replaced; `Err` says why not, naming the upstream.
+    /// Only for `era = "auto"`.
+    pub(crate) async fn choose_legacy(&self, asked: &str) -> Result<(), String> {
+        /// How long a failed legacy handshake stands for the next refusals, instead of another.
+        const RECHECK: Duration = Duration::from_secs(60);
+        let mut failed = self.choosing.lock().await;
+        if self.legacy_because.get().is_some() {
+            return Ok(());
+        }
+        if let Some((at, told)) = failed.as_ref()
+            && at.elapsed() < RECHECK
+        {
+            return Err(told.clone());
+        }
+        let name = self.name();
+        match self.connect_in(EraPreference::Legacy).await {
+            Ok(probe) => probe.close().await,
+            Err(error) => {
+                let failure = self.failure("connecting in the legacy era", &error);
+                let told = format!(
+                    "upstream `{name}` cannot send `{asked}` in the 2026-07-28 era, and connecting to it in the \
+                     legacy era failed ({failure}): its tools that ask their caller cannot be used through the gateway"
+                );
+                *failed = Some((std::time::Instant::now(), told.clone()));
+                return Err(told);
+            }
+        }
+        let because = format!("it cannot send `{asked}` in the 2026-07-28 era");
+        tracing::warn!(
+            upstream = name,
+            because,
+            "era = \"auto\" now speaks the legacy era to this upstream, until the gateway restarts \
+             (set `era = \"legacy\"` for it to start there)"
+        );
+        let _ = self.legacy_because.set(because);
+        // Each connection's supervisor sees it is outdated and replaces it.
+        self.suspect();
+        Ok(())
+    }
+
+    /// A connection in the legacy era for one request, waiting for one to come up (after
+    /// [`Upstream::choose_legacy`]) for at most the upstream's `timeout_secs`.
+    pub(crate) async fn legacy_lease(&self) -> Result<Lease, String> {
+        let mut connections = self.connections.subscribe();
+        let wait = async {
+            loop {
+                connections.borrow_and_update();
+                if let Some(lease) = self.lease_where(|client| client.era() == Era::Legacy) {
+                    return lease;
+                }
+                // The sender is this upstream's, so it outlives the wait.
+                let _ = connections.changed().await;
+            }
+        };
+        tokio::time::timeout(self.config.timeout(), wait).await.map_err(|_| {
+            format!(
+                "upstream `{}` did not come up in the legacy era within {:?} (its tools that ask their \
+                 caller need it): {}",
+                self.name(),
+                self.config.timeout(),
+                self.up().err().unwrap_or_else(|| "still connecting".to_owned())
+            )
+        })
     }
 
     /// The first connected member: what it lists is what the upstream lists, and only its
@@ -314,6 +421,10 @@ impl Upstream {
     }
 
     async fn connect(&self) -> Result<Client, mcp_client::Error> {
+        self.connect_in(self.preference()).await
+    }
+
+    async fn connect_in(&self, era: EraPreference) -> Result<Client, mcp_client::Error> {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .handlers(unrouted())
             .request_timeout(self.config.timeout())
@@ -321,7 +432,7 @@ impl Upstream {
             // answered all that time: the held requests' own bound is what limits them.
             .max_server_requests(crate::bridge::MAX_HELD)
             .max_list_pages(self.config.max_list_pages())
-            .era(self.config.era.preference());
+            .era(era);
         match (&self.config.command, &self.config.url) {
             (Some(command), _) => {
                 // Its stderr goes to the log, a line at a time, each line bounded. The supervisor
@@ -442,6 +553,8 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
     let member = &upstream.members[at];
     let mut backoff = FIRST_BACKOFF;
     let mut unavailable = Unavailable::default();
+    // A connection in an era the upstream no longer uses, serving until its replacement is up.
+    let mut outdated: Option<Client> = None;
     loop {
         let connected = match upstream.connect().await {
             Ok(client) => match Lists::of(&client, &upstream.config).await {
@@ -458,6 +571,12 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
             Err(failure) => {
                 if let Some(unsaid) = unavailable.due(&failure.told) {
                     member.set_down(failure.say(upstream, &name, unsaid, backoff));
+                }
+                // It goes down with the attempt that was to replace it (the first failure since
+                // it came up, so said above).
+                if let Some(old) = outdated.take() {
+                    retire(old, upstream.config.timeout());
+                    report(Change::Lists);
                 }
                 member.attempts.send_modify(|n| *n += 1);
                 tokio::time::sleep(backoff).await;
@@ -483,11 +602,26 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
         let wanted = interest(&client, &lists);
         let mut changes = client.listen(wanted.clone()).await.ok();
         member.set_up(client.clone(), lists);
+        if let Some(old) = outdated.take() {
+            retire(old, upstream.config.timeout());
+        }
         member.attempts.send_modify(|n| *n += 1);
+        upstream.connections.send_modify(|n| *n += 1);
         report(Change::Lists);
-        let why = watch_connection(upstream, at, &client, wanted, &mut changes, report).await;
-        tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
+        let ended = watch_connection(upstream, at, &client, wanted, &mut changes, report).await;
         drop(changes);
+        let why = match ended {
+            Ended::Outdated => {
+                // Replaced in place: it serves on until the legacy connection is up, so that the
+                // switch never takes the upstream down.
+                let because = upstream.legacy_because.get().map_or("", String::as_str);
+                tracing::info!(upstream = %name, because, "reconnecting in the legacy era");
+                outdated = Some(client);
+                continue;
+            }
+            Ended::Lost(why) => why,
+        };
+        tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
         if let Some(client) = member.set_down(why) {
             client.close().await;
         }
@@ -496,8 +630,25 @@ async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
     }
 }
 
+/// Closes a replaced connection once the requests in flight on it have had their time
+/// (`timeout_secs`, after which the client has given up on them anyway).
+fn retire(client: Client, after: Duration) {
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        client.close().await;
+    });
+}
+
+/// Why following a connection ended.
+enum Ended {
+    /// `era = "auto"` chose the legacy era for the upstream since it came up in 2026-07-28.
+    Outdated,
+    /// It is deemed lost, for this reason.
+    Lost(String),
+}
+
 /// Follows a connected upstream: re-lists what it serves when it says a list changed, checks that it
-/// answers every health interval (and when a call suspects it). Returns why the connection is deemed lost.
+/// answers every health interval (and when a call suspects it), until it is lost or outdated.
 async fn watch_connection(
     upstream: &Upstream,
     at: usize,
@@ -505,7 +656,7 @@ async fn watch_connection(
     mut wanted: SubscriptionFilter,
     changes: &mut Option<Subscription>,
     report: &Report,
-) -> String {
+) -> Ended {
     let member = &upstream.members[at];
     let mut health = tokio::time::interval(upstream.config.health_interval());
     health.tick().await;
@@ -539,7 +690,10 @@ async fn watch_connection(
                             member.set_lists(lists);
                             report(Change::Lists);
                         }
-                        Err(error) => return listing_failed(upstream, &error).say(upstream, upstream.name(), 0, Duration::ZERO),
+                        Err(error) => {
+                            let why = listing_failed(upstream, &error).say(upstream, upstream.name(), 0, Duration::ZERO);
+                            return Ended::Lost(why);
+                        }
                     }
                     false
                 }
@@ -552,8 +706,11 @@ async fn watch_connection(
             _ = health.tick() => true,
             _ = member.suspect.notified() => true,
         };
+        if upstream.outdated(client) {
+            return Ended::Outdated;
+        }
         if check && let Err(error) = client.check_alive().await {
-            return format!("the health check failed: {error}");
+            return Ended::Lost(format!("the health check failed: {error}"));
         }
     }
 }

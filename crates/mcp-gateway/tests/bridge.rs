@@ -234,6 +234,15 @@ async fn a_caller_that_cannot_answer_gets_the_missing_capability_named() {
             }
             other => panic!("{upstream_era}: {other}"),
         }
+        // A legacy session has no code of its own for it: -32602, naming it in the message.
+        let client = Client::builder("no-desk", "1.0.0").era(EraPreference::Legacy).connect_http(&url).await.unwrap();
+        match client.call_tool("interview", json!({})).await.unwrap_err() {
+            mcp_client::Error::Rpc { error, .. } => {
+                assert_eq!(error.code, -32602, "{upstream_era}: {error:?}");
+                assert!(error.message.contains("elicitation"), "{upstream_era}: {error:?}");
+            }
+            other => panic!("{upstream_era}: {other}"),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 // Interop (gateway, issue 29): the official TypeScript SDK v2 client (@modelcontextprotocol/client),
 // pinned to the 2026-07-28 era (no `initialize`), uses mcp-gateway: it lists the tools of every upstream, calls
 // one of the everything server (stdio, legacy era behind the gateway) and one of the Python SDK
-// server (HTTP, legacy era), and reads the Python server's resource (tests/interop/gateway.sh).
+// server (HTTP, `era = "auto"`: 2026-07-28 until its `ask_name` refuses to elicit there, legacy
+// after), and reads the Python server's resource (tests/interop/gateway.sh).
 // The Python server's `ask_name` elicits a name: the legacy server's `elicitation/create` request
 // reaches this client as an input request of the 2026-07-28 wire, and its answer gets back.
 //   MCP_INTEROP_NODE_MODULES=<node_modules with @modelcontextprotocol/client> node ts_client.mjs MCP_URL
