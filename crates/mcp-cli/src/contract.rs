@@ -194,8 +194,8 @@ fn is_unknown_method(error: &mcp_client::Error) -> bool {
     }
 }
 
-/// JSON text with object keys sorted at every depth and no whitespace. serde_json keeps
-/// insertion order here (`preserve_order` is on), so the sorting is done by hand.
+/// JSON text with object keys sorted at every depth and no whitespace, whatever order
+/// serde_json's maps keep (insertion order when some crate enables `preserve_order`).
 pub fn canonical_text(value: &Value) -> String {
     fn write(value: &Value, out: &mut String) {
         match value {

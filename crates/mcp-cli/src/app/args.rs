@@ -26,7 +26,7 @@ pub struct Cli {
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success
-  1  the tool answered with an error (isError)
+  1  the tool answered with an error (isError), or `codegen --check` found changes
   2  usage: bad arguments, unknown tool or argument (nothing was sent)
   3  connection: the server could not be started or reached, or it went away
   4  authorization: not logged in, refused, or the login failed

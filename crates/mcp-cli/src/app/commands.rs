@@ -87,7 +87,7 @@ pub async fn run(cli: Cli) -> Outcome {
         Command::Codegen(args) => {
             let target = target_of(global, args.plain.target.as_deref(), &args.plain.on)?;
             let (out, check) = (args.out, args.check);
-            with_target(global, &target, |s| codegen::codegen(s, &target, &out, check)).await
+            with_target(global, &target, |s| codegen::codegen(s, &out, check)).await
         }
         Command::Completions(args) => {
             let mut command = <Cli as clap::CommandFactory>::command();

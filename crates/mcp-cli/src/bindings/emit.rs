@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 use super::names::{camel, unique_snakes};
-use super::schema::{item_ident, tool_types};
+use super::schema::{Untyped, item_ident, tool_types};
 use super::{BindingsError, MARKER, Options};
 use crate::contract::{Contract, EntryKind};
 
@@ -107,7 +107,36 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
         let args_name = format!("{camel}Args");
         let output_name = format!("{camel}Output");
         let output = tool.get("outputSchema").map(|schema| (output_name.as_str(), schema));
-        let types = tool_types(&args_name, input, output).map_err(schema_error)?;
+        // What typify cannot express is bound untyped, with the reason in the docs: first the
+        // output (the result stays a `CallToolResult`), then the arguments (a JSON object).
+        let (types, output, untyped) = match tool_types(&args_name, input, output) {
+            Ok(types) => (types, output, None),
+            Err(Untyped::Invalid(reason)) => return Err(schema_error(reason)),
+            Err(Untyped::Unsupported(reason)) => match output.map(|_| tool_types(&args_name, input, None)) {
+                Some(Ok(types)) => (
+                    types,
+                    None,
+                    Some(format!(
+                        "Its outputSchema could not be typed ({reason}): the result is the plain `CallToolResult`."
+                    )),
+                ),
+                Some(Err(Untyped::Invalid(reason))) => return Err(schema_error(reason)),
+                _ => {
+                    let ident = format_ident!("{}", args_name);
+                    let alias: syn::Item = syn::parse_quote! {
+                        /// The arguments, as a JSON object: the schema could not be typed.
+                        pub type #ident = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+                    };
+                    (
+                        vec![alias],
+                        None,
+                        Some(format!(
+                            "Its schemas could not be typed ({reason}): the arguments are a JSON object and the result the plain `CallToolResult`."
+                        )),
+                    )
+                }
+            },
+        };
         for wanted in std::iter::once(&args_name).chain(output.map(|_| &output_name)) {
             if !types.iter().any(|item| item_ident(item).is_some_and(|i| i == wanted)) {
                 return Err(schema_error(format!("typify did not name a type `{wanted}`")));
@@ -116,7 +145,10 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
 
         let module = names.claim(false, snake, owner.clone())?;
         let args = names.claim(false, &args_name, owner.clone())?;
-        let module_doc = format!(" Types of tool `{name}`'s schemas.");
+        let module_doc = match &untyped {
+            Some(why) => format!(" Types of tool `{name}`'s schemas. {why}"),
+            None => format!(" Types of tool `{name}`'s schemas."),
+        };
         let type_items = &types;
         // typify's output is not ours to tidy: clippy's style lints stay off inside it.
         items.push(quote! {
@@ -137,6 +169,9 @@ fn tools_part(tools: &[(&str, &Value)], names: &mut Names) -> Result<Vec<TokenSt
         let method = format_ident!("{}", snake);
         let mut doc = description(tool).map(|d| format!("{d}\n\n")).unwrap_or_default();
         doc.push_str(&format!("Calls tool `{name}`."));
+        if let Some(why) = &untyped {
+            doc.push_str(&format!("\n\n{why}"));
+        }
         let doc = docs(&doc);
         methods.push(quote! {
             #doc

@@ -18,23 +18,33 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::{Map, Value};
 
+/// Why a tool's schemas gave no types.
+#[derive(Debug)]
+pub enum Untyped {
+    /// The schemas are broken (a `$ref` to nothing, a `$defs` that is not an object): an error.
+    Invalid(String),
+    /// typify cannot express them: the tool is bound untyped, saying why.
+    Unsupported(String),
+}
+
 /// Turns a tool's input (and output) schema into typify's items, the root types named `args`
 /// (and `output`). The error is a sentence about the tool saying what is wrong.
-pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> Result<Vec<syn::Item>, String> {
+pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> Result<Vec<syn::Item>, Untyped> {
+    let invalid = Untyped::Invalid;
     let mut definitions = BTreeMap::new();
     // The output's root is reserved first so that no input definition takes its name.
     if let Some((name, _)) = output {
         definitions.insert(name.to_owned(), Value::Null);
     }
-    split(args, &closed_if_empty(input), &mut definitions, "inputSchema", "Args")?;
+    split(args, &closed_if_empty(input), &mut definitions, "inputSchema", "Args").map_err(invalid)?;
     if let Some((name, schema)) = output {
         definitions.remove(name);
-        split(name, schema, &mut definitions, "outputSchema", "Output")?;
+        split(name, schema, &mut definitions, "outputSchema", "Output").map_err(invalid)?;
     }
     let mut schemas = Vec::new();
     for (name, schema) in definitions {
         let schema: schemars::schema::Schema = serde_json::from_value(schema)
-            .map_err(|e| format!("its schema for `{name}` is not a JSON Schema typify reads: {e}"))?;
+            .map_err(|e| Untyped::Invalid(format!("its schema for `{name}` is not a JSON Schema typify reads: {e}")))?;
         schemas.push((name, schema));
     }
 
@@ -56,8 +66,11 @@ pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> 
             .or_else(|| panic.downcast_ref::<&str>().copied())
             .unwrap_or("no message");
         format!("typify cannot handle its schemas: {}", message.lines().next().unwrap_or_default())
-    })??;
-    let file: syn::File = syn::parse2(stream).map_err(|e| format!("typify's output does not parse: {e}"))?;
+    })
+    .and_then(|typed| typed)
+    .map_err(Untyped::Unsupported)?;
+    let file: syn::File =
+        syn::parse2(stream).map_err(|e| Untyped::Unsupported(format!("typify's output does not parse: {e}")))?;
 
     let mut items = file.items;
     // typify always emits its `error` module; most tools' types (no string enums) never use it.
@@ -73,7 +86,7 @@ pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> 
         if let Some(ident) = item_ident(item)
             && !seen.insert(ident.to_string())
         {
-            return Err(format!("two of its types are both named `{ident}`"));
+            return Err(Untyped::Unsupported(format!("two of its types are both named `{ident}`")));
         }
     }
     Ok(items)
@@ -179,6 +192,19 @@ const ONE: &[&str] = &[
 const MANY: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 const MAP: &[&str] = &["properties", "dependentSchemas", "$defs", "definitions"];
 
+/// A subschema that only says which members must be present (`{"required": ["phone"]}`), as
+/// `anyOf`/`allOf` members do for "one of these is required": no type in it.
+fn constraint_only(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|object| {
+        object.keys().all(|key| {
+            matches!(
+                key.as_str(),
+                "required" | "minProperties" | "maxProperties" | "description" | "title" | "$comment"
+            )
+        })
+    })
+}
+
 /// Applies the rewrites of the module docs to a schema and every schema inside it.
 fn rewrite(schema: &mut Value, resolve: &dyn Fn(&str) -> Result<String, String>) -> Result<(), String> {
     let Value::Object(object) = schema else { return Ok(()) };
@@ -197,6 +223,19 @@ fn rewrite(schema: &mut Value, resolve: &dyn Fn(&str) -> Result<String, String>)
     }
     for key in ["pattern", "minLength", "maxLength", "patternProperties", "propertyNames"] {
         object.remove(key);
+    }
+    // Conditions on which members are present shape no type (typify refuses `if`): the members
+    // they concern stay optional, and the server still validates.
+    for key in ["if", "then", "else", "dependentRequired", "dependentSchemas", "not"] {
+        object.remove(key);
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(members)) = object.get_mut(key) {
+            members.retain(|member| !constraint_only(member));
+            if members.is_empty() {
+                object.remove(key);
+            }
+        }
     }
     for key in ONE {
         if let Some(inner @ Value::Object(_)) = object.get_mut(*key) {
