@@ -14,6 +14,10 @@ pub async fn login(global: &Global, target: &Target, login: Login) -> Outcome {
     };
     let dir = FileTokenStore::default_dir()
         .ok_or_else(|| Failure::usage("no configuration directory to keep tokens in: set HOME or XDG_CONFIG_HOME"))?;
+    // A login authorizes anew (for the scopes asked now), whatever tokens are kept.
+    FileTokenStore::new(dir.clone(), url)
+        .forget()
+        .map_err(|e| Failure::new(Kind::Authorization, format!("could not replace the kept tokens: {e}")))?;
     let Connection { client, oauth } = connect::connect(global, target, login).await?;
     // Every request of a protected server needs the token: one that answers tools/list without
     // asking proves the login worked.
