@@ -63,6 +63,32 @@ impl Target {
         word.starts_with("http://") || word.starts_with("https://")
     }
 
+    /// Connects `builder`'s client to this server: HTTP with the headers, or the command as a
+    /// child process (its stderr inherited) with its environment and working directory.
+    pub async fn connect(
+        &self,
+        mut builder: mcp_client::ClientBuilder,
+    ) -> Result<mcp_client::Client, mcp_client::Error> {
+        match self {
+            Target::Url { url, headers } => {
+                for (name, value) in headers {
+                    builder = builder.http_header(name.clone(), value.clone());
+                }
+                builder.connect_http(url).await
+            }
+            Target::Command { program, args, env, cwd } => {
+                let mut command = mcp_client::StdioCommand::new(program).args(args);
+                for (key, value) in env {
+                    command = command.env(key, value);
+                }
+                if let Some(cwd) = cwd {
+                    command = command.current_dir(cwd.clone());
+                }
+                builder.connect_stdio(command).await
+            }
+        }
+    }
+
     /// A short description for messages: the URL, or the command line.
     pub fn describe(&self) -> String {
         match self {

@@ -387,3 +387,17 @@ fn codegen_writes_bindings_and_check_names_what_changed() {
     let run = scratch.run_stdio(&["codegen", "--out", "missing.rs", "--check"]).expect(2);
     assert!(run.stderr().contains("generate it first"), "{}", run.stderr());
 }
+
+#[test]
+fn generate_for_a_build_script_gives_what_mcp_codegen_writes() {
+    let scratch = Scratch::new();
+    scratch.run_stdio(&["codegen", "--out", "conformance.rs"]).expect(0);
+    let written = std::fs::read_to_string(scratch.path().join("conformance.rs")).unwrap();
+    let target = mcp_cli::target::Target::command(support::stdio_server()).unwrap();
+    let text = mcp_cli::bindings::generate_for(&target, &mcp_cli::bindings::Options::default()).unwrap();
+    // The same bindings; only the command that regenerates them is not recorded.
+    let without_command =
+        |text: &str| text.lines().filter(|l| !l.starts_with("// Regenerate with:")).collect::<Vec<_>>().join("\n");
+    assert_eq!(without_command(&written), without_command(&text));
+    assert!(written.contains("// Regenerate with: mcp codegen --out conformance.rs -- "));
+}

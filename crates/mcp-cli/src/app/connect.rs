@@ -6,7 +6,7 @@ use std::time::Duration;
 use mcp_cli::target::Target;
 use mcp_client::auth::{LoopbackAuthorizer, OAuth};
 use mcp_client::types::{Root, SamplingCapability};
-use mcp_client::{Client, ElicitationModes, EraPreference, HandlerError, Handlers, StderrMode, StdioCommand};
+use mcp_client::{Client, ElicitationModes, EraPreference, HandlerError, Handlers};
 
 use super::args::{EraChoice, Global};
 use super::failure::{Failure, Outcome};
@@ -42,12 +42,10 @@ pub async fn connect(global: &Global, target: &Target, login: Login) -> Outcome<
         .handlers(handlers());
     let described = target.describe();
     let mut oauth = None;
-    let connected = match target {
+    match target {
         Target::Url { url, headers } => {
-            let mut has_authorization = false;
-            for (name, value) in
-                headers.iter().map(|(k, v)| (k.clone(), v.clone())).chain(parse_headers(&global.headers)?)
-            {
+            let mut has_authorization = headers.keys().any(|name| name.eq_ignore_ascii_case("authorization"));
+            for (name, value) in parse_headers(&global.headers)? {
                 has_authorization |= name.eq_ignore_ascii_case("authorization");
                 builder = builder.http_header(name, value);
             }
@@ -56,22 +54,13 @@ pub async fn connect(global: &Global, target: &Target, login: Login) -> Outcome<
                 builder = builder.oauth(authorization.clone());
                 oauth = Some(authorization);
             }
-            builder.connect_http(url).await
         }
-        Target::Command { program, args, env, cwd } => {
-            if !global.headers.is_empty() {
-                return Err(Failure::usage("--header applies to URL targets only, not to a stdio server"));
-            }
-            let mut command = StdioCommand::new(program).args(args).stderr(StderrMode::Inherit);
-            for (key, value) in env {
-                command = command.env(key, value);
-            }
-            if let Some(cwd) = cwd {
-                command = command.current_dir(cwd.clone());
-            }
-            builder.connect_stdio(command).await
+        Target::Command { .. } if !global.headers.is_empty() => {
+            return Err(Failure::usage("--header applies to URL targets only, not to a stdio server"));
         }
-    };
+        Target::Command { .. } => {}
+    }
+    let connected = target.connect(builder).await;
     let client = connected.map_err(|error| Failure::client(error, &described))?;
     Ok(Connection { client, oauth })
 }
