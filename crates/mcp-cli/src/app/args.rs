@@ -6,22 +6,25 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Lists and calls the tools, resources and prompts of any MCP server, in either protocol era.
-///
-/// TARGET is a URL (Streamable HTTP or the older HTTP+SSE), a server's name in a configuration
-/// file (`mcpServers`/`servers` JSON, as Claude Desktop, VS Code and Cursor write it), or, at the
-/// end after `--`, the command line of a stdio server:
-///
-///   mcp tools https://example.com/mcp
-///   mcp call files read_file path=/etc/hostname
-///   mcp call add a=1 b=2 -- python server.py
 #[derive(Debug, Parser)]
-#[command(name = "mcp", version, max_term_width = 100, after_help = EXIT_CODES)]
+#[command(name = "mcp", version, max_term_width = 100, long_about = ABOUT, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     #[command(flatten)]
     pub global: Global,
 }
+
+const ABOUT: &str = "\
+Lists and calls the tools, resources and prompts of any MCP server, in either protocol era.
+
+TARGET is a URL (Streamable HTTP or the older HTTP+SSE), a server's name in a configuration
+file (`mcpServers`/`servers` JSON, as Claude Desktop, VS Code and Cursor write it), or, at the
+end after `--`, the command line of a stdio server:
+
+  mcp tools https://example.com/mcp
+  mcp call files read_file path=/etc/hostname
+  mcp call add a=1 b=2 -- python server.py";
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -146,7 +149,7 @@ pub struct Plain {
 /// A command that takes the target then words of its own.
 #[derive(Debug, Args)]
 pub struct Words {
-    /// [TARGET] then the command's own words
+    /// TARGET (unless the server comes after `--`), then the command's own words
     #[arg(value_name = "WORDS", allow_hyphen_values = false)]
     pub words: Vec<String>,
     #[command(flatten)]
@@ -164,7 +167,8 @@ pub struct ToolsArgs {
 
 #[derive(Debug, Args)]
 pub struct CallArgs {
-    /// [TARGET] TOOL then key=value arguments (`key:=JSON` for a raw JSON value)
+    /// TARGET (unless the server comes after `--`), TOOL, then key=value arguments (`key:=JSON`
+    /// for a raw JSON value)
     #[arg(value_name = "WORDS", required = true)]
     pub words: Vec<String>,
     /// The arguments as a JSON object, or `@FILE` (`@-` for stdin); key=value words override
@@ -182,7 +186,7 @@ pub struct CallArgs {
 
 #[derive(Debug, Args)]
 pub struct CompleteArgs {
-    /// [TARGET] ARGUMENT [PREFIX]
+    /// TARGET (unless the server comes after `--`), ARGUMENT, then the PREFIX typed so far
     #[arg(value_name = "WORDS", required = true)]
     pub words: Vec<String>,
     /// The prompt whose argument is completed
