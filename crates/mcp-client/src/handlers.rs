@@ -116,6 +116,7 @@ pub struct InputAsk {
 type InputFn = dyn Fn(Vec<InputAsk>) -> BoxFuture<'static, Result<Vec<InputResponse>, HandlerError>> + Send + Sync;
 pub(crate) type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
 pub(crate) type TaskFn = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type TaskStatusFn = Arc<dyn Fn(&mcp_types::ext::tasks::GetTaskResult) + Send + Sync>;
 
 /// A call's own input handler and the capabilities it declares for the call.
 #[derive(Clone)]
@@ -174,6 +175,8 @@ pub(crate) struct CallHooks {
     pub log: Option<LogFn>,
     /// Told the task id when the server makes the call a task.
     pub task: Option<TaskFn>,
+    /// Told each state polled while the task is followed.
+    pub task_status: Option<TaskStatusFn>,
 }
 
 impl CallHooks {

@@ -438,3 +438,25 @@ async fn a_call_whose_handler_fails_cancels_its_task() {
     let task_id = tokio::time::timeout(PATIENCE, cancel_sent).await.expect("a tasks/cancel was sent");
     assert_eq!(client.task(task_id).status().await.unwrap(), TaskStatus::Cancelled);
 }
+
+#[tokio::test]
+async fn task_states_are_told_while_a_call_or_a_handle_follows_them() {
+    let http = serve_http().await;
+    let client = connect(&http, "alice", true).await;
+    let seen: Arc<Mutex<Vec<TaskStatus>>> = Arc::default();
+    let told = Arc::clone(&seen);
+    let options = CallOptions::new().on_task_status(move |state| told.lock().unwrap().push(state.status()));
+    let result = client.call_tool_with("work", args(json!({"ms": 100})), options).await.unwrap();
+    assert_eq!(text(&result), "worked 100 ms");
+    let statuses = seen.lock().unwrap().clone();
+    assert_eq!(statuses.last(), Some(&TaskStatus::Completed), "{statuses:?}");
+    assert!(statuses.contains(&TaskStatus::Working), "polled while it worked: {statuses:?}");
+
+    // The same through a handle.
+    let call = client.call_tool_as_task("work", args(json!({"ms": 60})), CallOptions::new()).await.unwrap();
+    let seen: Arc<Mutex<Vec<TaskStatus>>> = Arc::default();
+    let told = Arc::clone(&seen);
+    let handle = task_of(call).on_status(move |state| told.lock().unwrap().push(state.status()));
+    assert_eq!(text(&handle.wait_or_cancel().await.unwrap()), "worked 60 ms");
+    assert_eq!(seen.lock().unwrap().last(), Some(&TaskStatus::Completed));
+}

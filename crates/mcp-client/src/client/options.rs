@@ -77,6 +77,17 @@ impl CallOptions {
         self
     }
 
+    /// Calls `callback` with each state of the task this call becomes (tasks extension) as it
+    /// is polled while the call follows it: status, `statusMessage`, input requested. For
+    /// progress displays.
+    pub fn on_task_status(
+        mut self,
+        callback: impl Fn(&mcp_types::ext::tasks::GetTaskResult) + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.task_status = Some(Arc::new(callback));
+        self
+    }
+
     /// Passes the log messages (`notifications/message`) the server sends while serving this
     /// call to `callback`, instead of the client's trace. They belong to the call as input
     /// requests do (see [`CallOptions::on_input`]). Which levels come is set by
@@ -96,6 +107,7 @@ impl std::fmt::Debug for CallOptions {
             .field("on_input", &self.hooks.input.is_some())
             .field("on_log", &self.hooks.log.is_some())
             .field("on_task", &self.hooks.task.is_some())
+            .field("on_task_status", &self.hooks.task_status.is_some())
             .finish()
     }
 }

@@ -35,7 +35,7 @@ pub enum ToolCall {
 
 /// A task on the server: its id and the requests that follow it. Cheap to clone; dropping it
 /// does not cancel the task (use [`cancel`](Self::cancel)).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TaskHandle {
     client: Client,
     task_id: String,
@@ -43,6 +43,20 @@ pub struct TaskHandle {
     timeout: Option<Duration>,
     /// The call's own input handler, if it has one.
     input: Option<crate::handlers::InputHook>,
+    /// Told each state [`TaskHandle::wait`] polls.
+    on_status: Option<crate::handlers::TaskStatusFn>,
+}
+
+impl std::fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHandle")
+            .field("task_id", &self.task_id)
+            .field("poll_interval", &self.poll_interval)
+            .field("timeout", &self.timeout)
+            .field("input", &self.input)
+            .field("on_status", &self.on_status.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl TaskHandle {
@@ -56,7 +70,24 @@ impl TaskHandle {
 
     fn new(client: &Client, task_id: String, options: CallOptions) -> Self {
         let timeout = options.request_timeout();
-        TaskHandle { client: client.clone(), task_id, poll_interval: None, timeout, input: options.hooks.input }
+        TaskHandle {
+            client: client.clone(),
+            task_id,
+            poll_interval: None,
+            timeout,
+            input: options.hooks.input,
+            on_status: options.hooks.task_status,
+        }
+    }
+
+    /// Calls `callback` with each state [`TaskHandle::wait`] polls (status, `statusMessage`,
+    /// input requested), as [`CallOptions::on_task_status`] does for a call.
+    pub fn on_status(
+        mut self,
+        callback: impl Fn(&mcp_types::ext::tasks::GetTaskResult) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_status = Some(std::sync::Arc::new(callback));
+        self
     }
 
     /// The task id (keep it to resume with [`Client::task`], even from another process).
@@ -136,6 +167,9 @@ impl TaskHandle {
         let mut answered = HashSet::new();
         loop {
             let state = self.get().await?;
+            if let Some(on_status) = &self.on_status {
+                on_status(&state);
+            }
             if let Some(suggested) = state.poll_interval() {
                 interval = Some(suggested);
             }

@@ -56,6 +56,7 @@ pub async fn call(session: Session, call: ToolCall<'_>) -> Outcome {
                     "{}",
                     dim(&format!("task {} started; `mcp tasks TARGET wait {}` follows it", handle.id(), handle.id()))
                 );
+                let handle = handle.on_status(task_status(&progress));
                 handle.wait_or_cancel().await.map_err(|e| session.failed(e))?
             }
         }
@@ -75,7 +76,7 @@ pub async fn call(session: Session, call: ToolCall<'_>) -> Outcome {
 }
 
 /// A spinner on stderr (drawn only on a terminal) that becomes a bar once a total is known.
-fn bar() -> ProgressBar {
+pub fn bar() -> ProgressBar {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
     bar
@@ -95,6 +96,7 @@ fn options(progress: &Arc<ProgressBar>, human: bool) -> CallOptions {
             bar.set_position(progress.max(0.0) as u64);
             bar.set_message(message.unwrap_or_default());
         })
+        .on_task_status(task_status(progress))
         .on_log(move |log| {
             if human {
                 let data = log.data.as_str().map_or_else(|| log.data.to_string(), str::to_owned);
@@ -106,6 +108,20 @@ fn options(progress: &Arc<ProgressBar>, human: bool) -> CallOptions {
             }
         })
         .log_level(LoggingLevel::Info)
+}
+
+/// A task's state on the progress line: `task ID: working (statusMessage)`.
+pub fn task_status(
+    progress: &Arc<ProgressBar>,
+) -> impl Fn(&mcp_client::types::ext::tasks::GetTaskResult) + Send + Sync + 'static {
+    let bar = Arc::clone(progress);
+    move |state| {
+        let value = serde_json::to_value(state).unwrap_or(Value::Null);
+        let status = value["status"].as_str().unwrap_or("?");
+        let message = value["statusMessage"].as_str().map(|m| format!(" ({m})")).unwrap_or_default();
+        bar.set_message(format!("task {}: {status}{message}", value["taskId"].as_str().unwrap_or("?")));
+        bar.tick();
+    }
 }
 
 /// `--args`: a JSON object given inline, in a file (`@FILE`) or on stdin (`@-`).

@@ -109,7 +109,10 @@ pub async fn tasks(session: Session, words: &[String]) -> Outcome {
             Ok(())
         }
         "wait" => {
+            let progress = std::sync::Arc::new(super::calls::bar());
+            let handle = handle.on_status(super::calls::task_status(&progress));
             let result = handle.wait_or_cancel().await.map_err(|e| session.failed(e))?;
+            progress.finish_and_clear();
             if session.json {
                 render::json(&result);
             } else if session.human() {
