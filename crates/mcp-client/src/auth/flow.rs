@@ -171,8 +171,7 @@ impl OAuth {
         }
         tracing::debug!(endpoint = %endpoint, "dynamic client registration");
         let response = self
-            .inner
-            .http
+            .http()
             .post(endpoint.clone())
             .header(ACCEPT, "application/json")
             .header(CONTENT_TYPE, "application/json")

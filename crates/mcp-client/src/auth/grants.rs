@@ -201,7 +201,7 @@ impl OAuth {
         loop {
             let mut form = grant.params(session, scopes);
             form.push(("resource", session.resource.clone()));
-            let mut request = self.inner.http.post(endpoint.clone()).header(ACCEPT, "application/json");
+            let mut request = self.http().post(endpoint.clone()).header(ACCEPT, "application/json");
             match client {
                 ClientAuth::None { client_id } => form.extend(client_id.clone().map(|id| ("client_id", id))),
                 ClientAuth::SecretBasic { client_id, secret } => {

@@ -43,7 +43,9 @@ pub(super) struct Inner {
     pub(super) config: Config,
     pub(super) store: Arc<dyn TokenStore>,
     pub(super) authorizer: Option<Arc<dyn Authorizer>>,
-    pub(super) http: reqwest::Client,
+    /// Built on first use: loading the platform's root certificates costs milliseconds, and
+    /// most requests never meet a challenge.
+    http: std::sync::OnceLock<reqwest::Client>,
     /// The DPoP key and the nonces servers handed out, when DPoP is on.
     pub(super) dpop: Option<Dpop>,
     pub(super) session: Mutex<Option<Session>>,
@@ -233,13 +235,10 @@ impl OAuthBuilder {
     ///
     /// With [`dpop(true)`](Self::dpop), if the operating system has no randomness for the key.
     pub fn build(self) -> OAuth {
-        let http = self.http.unwrap_or_else(|| {
-            reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(30))
-                .build()
-                .expect("a reqwest client without TLS options")
-        });
+        let http = std::sync::OnceLock::new();
+        if let Some(client) = self.http {
+            let _ = http.set(client);
+        }
         OAuth {
             inner: Arc::new(Inner {
                 config: self.config,
@@ -295,6 +294,17 @@ impl OAuth {
     pub fn tokens(&self) -> Option<StoredTokens> {
         let session = self.session()?;
         self.inner.store.tokens(&session.resource, &session.issuer)
+    }
+
+    /// The HTTP client for the authorization server and metadata documents.
+    pub(super) fn http(&self) -> &reqwest::Client {
+        self.inner.http.get_or_init(|| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("a reqwest client without TLS options")
+        })
     }
 
     pub(super) fn session(&self) -> Option<Session> {

@@ -201,7 +201,7 @@ impl OAuth {
         let mut reason = String::new();
         let mut found = None;
         for url in &urls {
-            match fetch_json(&self.inner.http, url).await.and_then(|v| {
+            match fetch_json(self.http(), url).await.and_then(|v| {
                 serde_json::from_value::<ResourceMetadata>(v).map_err(|e| format!("{url}: not resource metadata: {e}"))
             }) {
                 Ok(metadata) => {
@@ -249,7 +249,7 @@ impl OAuth {
         let urls = discovery::server_metadata_urls(&issuer_url);
         let mut mismatch = None;
         for url in &urls {
-            let Ok(document) = fetch_json(&self.inner.http, url).await else { continue };
+            let Ok(document) = fetch_json(self.http(), url).await else { continue };
             let Ok(metadata) = serde_json::from_value::<ServerMetadata>(document) else { continue };
             if metadata.issuer == issuer {
                 return Ok(metadata);

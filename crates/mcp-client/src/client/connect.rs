@@ -31,7 +31,10 @@ impl ClientBuilder {
             headers.insert(name, value);
         }
         let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let http = self.http_client.clone().unwrap_or_default();
+        let http = match &self.http_client {
+            Some(client) => client.clone(),
+            None => default_http_client(&url),
+        };
         let service = crate::layer::reqwest_service(http.clone());
         // OAuth innermost: its proof and token are made for the request as it finally goes out.
         #[cfg(feature = "auth")]
@@ -45,4 +48,19 @@ impl ClientBuilder {
         client.negotiate().await?;
         Ok(client)
     }
+}
+
+/// `reqwest::Client::new()`, except that a plain `http://` endpoint gets a client that loads no
+/// root certificates: loading the platform's costs milliseconds and hundreds of file reads at
+/// start, for a connection that never does TLS (an `https://` redirect from it then fails).
+#[cfg(feature = "http")]
+fn default_http_client(url: &reqwest::Url) -> reqwest::Client {
+    #[cfg(feature = "rustls")]
+    if url.scheme() == "http"
+        && let Ok(client) = reqwest::Client::builder().tls_certs_only(std::iter::empty()).build()
+    {
+        return client;
+    }
+    let _ = url;
+    reqwest::Client::new()
 }

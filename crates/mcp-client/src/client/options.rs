@@ -274,7 +274,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The HTTP client for the MCP server (default: `reqwest::Client::new()`), for proxies,
+    /// The HTTP client for the MCP server (default: `reqwest::Client::new()`, without root
+    /// certificates for an `http://` URL), for proxies,
     /// extra root certificates, client certificates or connection settings.
     #[cfg(feature = "http")]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
