@@ -83,8 +83,8 @@ impl Shape<'_> {
 
     /// `text` read as the type the schema gives `name`.
     fn typed(&self, name: &str, text: &str) -> Result<Value, String> {
-        let schema = self.properties().and_then(|p| p.get(name)).unwrap_or(&Value::Null);
-        let kinds = kinds(schema);
+        let schema = resolve(self.schema, self.properties().and_then(|p| p.get(name)).unwrap_or(&Value::Null));
+        let kinds = kinds(self.schema, schema);
         let as_json = || serde_json::from_str::<Value>(text).ok();
         let value = if kinds.is_empty() {
             // No type: a JSON value if the text is one (other than a bare word), else text.
@@ -100,7 +100,8 @@ impl Shape<'_> {
                 format!("{}: `{name}` must be {}{hint}, not {text:?}", self.what, kinds.join(" or "))
             })?
         };
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        let allowed = enum_values(self.schema, schema);
+        if let Some(allowed) = allowed.as_ref()
             && !allowed.contains(&value)
         {
             let names: Vec<String> = allowed.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).collect();
@@ -110,14 +111,55 @@ impl Shape<'_> {
     }
 }
 
-/// The JSON types a schema allows (`type` as a word or a list, or those of `anyOf`/`oneOf`).
-fn kinds(schema: &Value) -> Vec<String> {
+/// `schema` itself, or what its local `$ref` (`#/$defs/NAME`, `#/definitions/NAME`, `#`) names in
+/// `root`, followed a few times; an unresolvable reference stays as it is.
+pub fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
+    for _ in 0..8 {
+        let Some(reference) = schema.get("$ref").and_then(Value::as_str) else { break };
+        let target = if reference == "#" {
+            Some(root)
+        } else {
+            reference.strip_prefix("#/").and_then(|pointer| root.pointer(&format!("/{pointer}")))
+        };
+        match target {
+            Some(target) => schema = target,
+            None => break,
+        }
+    }
+    schema
+}
+
+/// The values an `enum` allows, found through `$ref` and in nullable `anyOf`/`oneOf` members
+/// (`null` allowed then too).
+fn enum_values(root: &Value, schema: &Value) -> Option<Vec<Value>> {
+    let schema = resolve(root, schema);
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return Some(values.clone());
+    }
+    let options = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array)?;
+    let mut all = Vec::new();
+    for option in options {
+        let option = resolve(root, option);
+        match (enum_values(root, option), option.get("type").and_then(Value::as_str)) {
+            (Some(values), _) => all.extend(values),
+            (None, Some("null")) => all.push(Value::Null),
+            // Another member takes any value of its type: no list to check against.
+            (None, _) => return None,
+        }
+    }
+    Some(all)
+}
+
+/// The JSON types a schema allows (`type` as a word or a list, or those of `anyOf`/`oneOf`),
+/// through `$ref`s into `root`.
+pub fn kinds(root: &Value, schema: &Value) -> Vec<String> {
+    let schema = resolve(root, schema);
     match schema.get("type") {
         Some(Value::String(kind)) => vec![kind.clone()],
         Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
         _ => {
             let options = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array);
-            let mut all: Vec<String> = options.into_iter().flatten().flat_map(kinds).collect();
+            let mut all: Vec<String> = options.into_iter().flatten().flat_map(|option| kinds(root, option)).collect();
             all.dedup();
             if schema.get("enum").is_some() && all.is_empty() {
                 // An enum of strings without `type`.
@@ -220,6 +262,33 @@ mod tests {
         let mut base = JsonObject::new();
         base.insert("city".into(), json!("Paris"));
         assert_eq!(shape.arguments(base, &words(&["days=2"])).unwrap()["city"], "Paris");
+    }
+
+    #[test]
+    fn references_and_nullable_unions_are_followed() {
+        // As pydantic writes an Enum, a model and an Optional[str].
+        let schema = json!({
+            "type": "object",
+            "$defs": {
+                "Shade": {"type": "string", "enum": ["light", "dark"]},
+                "Trip": {"type": "object", "properties": {"title": {"type": "string"}}}
+            },
+            "properties": {
+                "shade": {"$ref": "#/$defs/Shade"},
+                "trip": {"$ref": "#/$defs/Trip"},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Shade"}, {"type": "null"}]},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+            }
+        });
+        let shape = Shape { what: "tool `t`".into(), schema: &schema };
+        let error = |list: &[&str]| shape.arguments(JsonObject::new(), &words(list)).unwrap_err();
+        assert!(error(&["shade=purple"]).contains("`shade` must be one of light, dark"));
+        assert!(error(&["trip={title"]).contains("`trip` must be object (as JSON)"));
+        assert!(error(&["maybe=purple"]).contains("`maybe` must be one of light, dark, null"));
+        let args = shape
+            .arguments(JsonObject::new(), &words(&["shade=dark", "trip={\"title\":\"x\"}", "maybe=null", "note=7"]))
+            .unwrap();
+        assert_eq!(Value::Object(args), json!({"shade": "dark", "trip": {"title": "x"}, "maybe": null, "note": "7"}));
     }
 
     #[test]

@@ -92,15 +92,16 @@ pub fn tool_types(args: &str, input: &Value, output: Option<(&str, &Value)>) -> 
     Ok(items)
 }
 
-/// A tool that declares no arguments (`{"type": "object"}`) gets an arguments struct with no
+/// A tool that declares no arguments (`{"type": "object"}`, `"properties": {}` or none) gets an arguments struct with no
 /// fields, which serializes as `{}`, rather than typify's free-form map.
 fn closed_if_empty(input: &Value) -> Value {
     let mut input = input.clone();
     if let Some(object) = input.as_object_mut()
         && object.get("type").and_then(Value::as_str) == Some("object")
-        && !["properties", "additionalProperties", "patternProperties", "allOf", "anyOf", "oneOf", "$ref", "if"]
+        && !["additionalProperties", "patternProperties", "allOf", "anyOf", "oneOf", "$ref", "if"]
             .iter()
             .any(|k| object.contains_key(*k))
+        && object.get("properties").is_none_or(|p| p.as_object().is_some_and(|p| p.is_empty()))
     {
         object.insert("additionalProperties".into(), Value::Bool(false));
     }

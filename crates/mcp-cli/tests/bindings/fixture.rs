@@ -54,7 +54,7 @@ pub const CONTRACT_ENTRIES: &[(&str, &str, &str)] = &[
     ),
 ];
 /// Types of tool `files/read.v2`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod files_read_v2 {
     ///`FilesReadV2Args`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -163,7 +163,7 @@ pub mod files_read_v2 {
 }
 pub use self::files_read_v2::FilesReadV2Args;
 /// Types of tool `get-weather`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod get_weather {
     ///`Alert`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -361,7 +361,7 @@ pub mod get_weather {
 pub use self::get_weather::GetWeatherArgs;
 pub use self::get_weather::GetWeatherOutput;
 /// Types of tool `now`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod now {
     ///`NowArgs`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
@@ -377,7 +377,7 @@ pub mod now {
 pub use self::now::NowArgs;
 pub use self::now::NowOutput;
 /// Types of tool `set_labels`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod set_labels {
     ///A region.
     #[derive(
@@ -513,7 +513,7 @@ pub mod set_labels {
 pub use self::set_labels::SetLabelsArgs;
 pub use self::set_labels::SetLabelsOutput;
 /// Types of tool `shapes.area`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod shapes_area {
     ///`ShapesAreaArgs`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -538,7 +538,7 @@ pub mod shapes_area {
 pub use self::shapes_area::ShapesAreaArgs;
 pub use self::shapes_area::ShapesAreaOutput;
 /// Types of tool `type`'s schemas.
-#[allow(clippy::all)]
+#[allow(clippy::all, dead_code)]
 pub mod type_ {
     ///`TypeArgs`
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]

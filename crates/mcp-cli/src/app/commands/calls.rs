@@ -39,6 +39,13 @@ pub async fn call(session: Session, call: ToolCall<'_>) -> Outcome {
 
     let progress = Arc::new(bar());
     let options = options(&progress, session.human());
+    if call.task && !offers_tasks(&session) {
+        return Err(Failure::usage(format!(
+            "the server does not offer the tasks extension ({}): --task needs it (mcp does not speak \
+             2025-11-25's task-augmented calls); call without --task",
+            mcp_client::types::ext::TASKS
+        )));
+    }
     let result = if call.task {
         match session.client.call_tool_as_task(call.tool, &arguments, options).await.map_err(|e| session.failed(e))? {
             Started::Complete(result) => result,
@@ -73,6 +80,12 @@ pub async fn call(session: Session, call: ToolCall<'_>) -> Outcome {
         return Err(Failure::new(Kind::ToolError, format!("the tool `{}` reported an error", call.tool)));
     }
     Ok(())
+}
+
+/// Whether the server declares the tasks extension.
+fn offers_tasks(session: &Session) -> bool {
+    let capabilities = serde_json::to_value(session.client.server_capabilities()).unwrap_or(Value::Null);
+    capabilities["extensions"].get(mcp_client::types::ext::TASKS).is_some()
 }
 
 /// A spinner on stderr (drawn only on a terminal) that becomes a bar once a total is known.

@@ -33,11 +33,12 @@ pub async fn codegen(session: Session, out: &Path, check: bool) -> Outcome {
     let written = bindings::write_if_changed(out, &text)
         .map_err(|e| Failure::usage(format!("could not write {}: {e}", out.display())))?;
     if session.human() {
+        let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
         let counts = format!(
-            "{} tools, {} prompts, {} templates",
-            contract.tools.len(),
-            contract.prompts.len(),
-            contract.templates.len()
+            "{}, {}, {}",
+            count(contract.tools.len(), "tool"),
+            count(contract.prompts.len(), "prompt"),
+            count(contract.templates.len(), "template")
         );
         let what = if written { "wrote" } else { "unchanged:" };
         anstream::println!("{what} {} {}", out.display(), dim(&format!("({counts})")));

@@ -5,12 +5,19 @@ use mcp_client::{Era, TransportKind};
 use serde_json::{Value, json};
 
 use super::super::args::Global;
+use super::super::arguments;
 use super::super::failure::{Failure, Outcome};
 use super::super::render::{self, bold, dim, heading};
 use super::Session;
 
 pub async fn info(session: Session) -> Outcome {
-    let details = session.client.server();
+    let mut details = session.client.server();
+    // Negotiation forced to 2026-07-28 (`--era modern`) goes on when `server/discover` fails:
+    // info must not describe a modern server that never answered one.
+    if details.era == Era::Modern && details.supported_versions.is_empty() {
+        session.client.discover().await.map_err(|e| session.failed(e))?;
+        details = session.client.server();
+    }
     let era = match details.era {
         Era::Modern => "modern",
         Era::Legacy => "legacy",
@@ -114,33 +121,33 @@ fn signature(schema: &Value) -> String {
         .flatten()
         .map(|(name, property)| {
             let optional = if required.contains(&name.as_str()) { "" } else { "?" };
-            format!("{name}{optional}: {}", kind(property))
+            format!("{name}{optional}: {}", kind(schema, property))
         })
         .collect();
     format!("({})", arguments.join(", "))
 }
 
-fn kind(property: &Value) -> String {
+/// A property's type for people: its enum's values, `string|null`, `integer[]`, through `$ref`s.
+fn kind(root: &Value, property: &Value) -> String {
+    let property = arguments::resolve(root, property);
     if let Some(values) = property.get("enum").and_then(Value::as_array) {
-        return values
-            .iter()
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), |s| format!("{s:?}")))
-            .collect::<Vec<_>>()
-            .join("|");
+        let values: Vec<String> =
+            values.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), |s| format!("{s:?}"))).collect();
+        return values.join("|");
     }
-    match property.get("type") {
-        Some(Value::String(kind)) if kind == "array" => {
-            format!("{}[]", property.get("items").map(kind_of).unwrap_or("any".into()))
-        }
-        Some(Value::String(kind)) => kind.clone(),
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
-        _ if property.get("$ref").is_some() => "object".into(),
-        _ => "any".into(),
+    if let Some(options) = property.get("anyOf").or_else(|| property.get("oneOf")).and_then(Value::as_array) {
+        let mut kinds: Vec<String> = options.iter().map(|option| kind(root, option)).collect();
+        kinds.dedup();
+        return kinds.join("|");
     }
-}
-
-fn kind_of(property: &Value) -> String {
-    kind(property)
+    match property.get("type").and_then(Value::as_str) {
+        Some("array") => format!("{}[]", property.get("items").map_or("any".into(), |items| kind(root, items))),
+        Some(_) => arguments::kinds(root, property).join("|"),
+        None => match arguments::kinds(root, property) {
+            kinds if kinds.is_empty() => "any".into(),
+            kinds => kinds.join("|"),
+        },
+    }
 }
 
 pub async fn resources(session: Session) -> Outcome {
