@@ -8,6 +8,8 @@
 //! name = "files"                     # tools are listed as `files_<tool>`
 //! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"]
 //! pool = 4                           # processes of it; a call goes to the least busy
+//! env = { FILES_TOKEN = "…" }        # its environment: this and PATH, nothing else…
+//! inherit_env = false                # …unless true: all of the gateway's, `env` added
 //!
 //! [[upstream]]
 //! name = "notes"
@@ -164,9 +166,15 @@ pub struct UpstreamConfig {
     /// requests; each process is restarted on its own, and the upstream is up while one is.
     #[serde(default)]
     pub pool: Option<usize>,
-    /// Environment variables for `command`.
+    /// Environment variables for `command`. The process gets these and `PATH` (and, on
+    /// Windows, `SYSTEMROOT`, without which programs fail to start there), nothing else of the
+    /// gateway's environment, unless `inherit_env` says so.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whether `command` inherits the gateway's whole environment (`env` added to it). Default
+    /// false: the gateway's secrets (and another upstream's `env`) stay out of the process.
+    #[serde(default)]
+    pub inherit_env: bool,
     /// A Streamable HTTP endpoint.
     #[serde(default)]
     pub url: Option<String>,
@@ -327,6 +335,9 @@ impl Config {
                     ));
                 }
                 _ => {}
+            }
+            if upstream.inherit_env && upstream.command.is_none() {
+                return Err(format!("upstream `{}`: `inherit_env` is for stdio upstreams (`command`)", upstream.name));
             }
             if upstream.oauth.is_some() && upstream.command.is_some() {
                 return Err(format!(
@@ -492,6 +503,8 @@ mod tests {
             "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
         assert!(refused(unpinned).contains("upstream `a`: `[upstream.oauth]` needs `issuer`"), "{}", refused(unpinned));
         assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
+        let http_inherit = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ninherit_env = true\n";
+        assert!(refused(http_inherit).contains("upstream `a`: `inherit_env` is for stdio upstreams"));
         let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
         assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
         let no_bytes = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = 0\n";

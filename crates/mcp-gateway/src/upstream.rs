@@ -18,6 +18,14 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::UpstreamConfig;
 
+/// What a stdio upstream keeps of the gateway's environment without `inherit_env`: `PATH`, to
+/// find programs (`npx`, `uvx`, and what they run); on Windows also `SYSTEMROOT`, without
+/// which programs fail to start there.
+#[cfg(not(windows))]
+const KEPT_ENV: &[&str] = &["PATH"];
+#[cfg(windows)]
+const KEPT_ENV: &[&str] = &["PATH", "SYSTEMROOT"];
+
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const LAST_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -442,6 +450,17 @@ impl Upstream {
                     .args(&command[1..])
                     .stderr(StderrMode::Capture)
                     .restart_on_exit(false);
+                // The gateway's environment holds its own secrets (and a stdio upstream's `env`
+                // may hold another's): a process gets only what it needs to start, unless its
+                // configuration says to inherit.
+                if !self.config.inherit_env {
+                    stdio = stdio.env_clear();
+                    for name in KEPT_ENV {
+                        if let Some(value) = std::env::var_os(name) {
+                            stdio = stdio.env(name, value);
+                        }
+                    }
+                }
                 for (key, value) in &self.config.env {
                     stdio = stdio.env(key, value);
                 }
