@@ -186,6 +186,11 @@ impl SkillSource for Catalogue {
 }
 
 impl Catalogue {
+    /// The caching hints of the upstreams' lists as indexed now.
+    fn hints(&self) -> crate::upstream::Hints {
+        self.index.read().expect("not poisoned").hints
+    }
+
     /// Whether any upstream restricts its callers (else every check is skipped).
     fn restricted(&self) -> bool {
         self.upstreams.iter().any(|u| u.config.restricts_callers())
@@ -350,9 +355,15 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// The same to every caller unless an upstream restricts who sees it; marked private too
+    /// when an upstream marked its own list so.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        self.restricted() || self.hints().tools.private
+    }
+
+    /// The shortest `ttlMs` of the upstreams' lists (none said: the server's default).
+    fn list_ttl_ms(&self) -> Option<u64> {
+        self.hints().tools.ttl_ms
     }
 
     fn tools(&self, caller: &Principal) -> Arc<[Tool]> {
@@ -453,9 +464,13 @@ impl Catalogue {
 }
 
 impl PromptSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// As for tools.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        self.restricted() || self.hints().prompts.private
+    }
+
+    fn list_ttl_ms(&self) -> Option<u64> {
+        self.hints().prompts.ttl_ms
     }
 
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
@@ -479,9 +494,15 @@ impl PromptSource for Catalogue {
 }
 
 impl ResourceSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// As for tools; resources and templates share their hints (one source serves both).
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        let hints = self.hints();
+        self.restricted() || hints.resources.and(hints.templates).private
+    }
+
+    fn list_ttl_ms(&self) -> Option<u64> {
+        let hints = self.hints();
+        hints.resources.and(hints.templates).ttl_ms
     }
 
     fn resources(&self, caller: &Principal) -> Arc<[Resource]> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mcp_types::ext::skills::{SKILL_MD, Skill};
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
-use crate::upstream::{Lists, Upstream};
+use crate::upstream::{Hints, Lists, Upstream};
 
 #[derive(Default)]
 pub(crate) struct Index {
@@ -27,6 +27,9 @@ pub(crate) struct Index {
     /// Entries left out now because another upstream owns them, by kind, upstream and listed
     /// name: each is logged and counted once, when first refused.
     refused: HashSet<(&'static str, usize, String)>,
+    /// The caching hints of the upstreams that are up, merged kind by kind (the shortest
+    /// `ttlMs`; private if one said so).
+    pub(crate) hints: Hints,
 }
 
 /// One kind of entry (tools, prompts) of every upstream.
@@ -229,7 +232,13 @@ impl Index {
                 || templates.items != previous.templates.items
                 || skills.items != previous.skills.items,
         };
-        let index = Index { tools, prompts, resources, templates, starts, skills, refused };
+        let hints = now.lists.iter().flatten().fold(Hints::default(), |all, lists| Hints {
+            tools: all.tools.and(lists.hints.tools),
+            prompts: all.prompts.and(lists.hints.prompts),
+            resources: all.resources.and(lists.hints.resources),
+            templates: all.templates.and(lists.hints.templates),
+        });
+        let index = Index { tools, prompts, resources, templates, starts, skills, refused, hints };
         (index, clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
     }
 
