@@ -16,12 +16,15 @@ use mcp_types::{
 };
 
 use crate::bridge::Held;
+use crate::config::PrefixMode;
 use crate::index::{Changed, Clash, Index, Listing, owner_of};
 use crate::upstream::Upstream;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
     pub(crate) upstreams: Vec<Arc<Upstream>>,
+    /// When tools and prompts are listed under their upstream's prefix.
+    prefix_mode: PrefixMode,
     index: RwLock<Arc<Index>>,
     /// One rebuild at a time: each starts from the owners the one before recorded.
     rebuilding: Mutex<()>,
@@ -45,9 +48,10 @@ struct Rebuilds {
 }
 
 impl Catalogue {
-    pub(crate) fn new(upstreams: Vec<Arc<Upstream>>) -> Catalogue {
+    pub(crate) fn new(upstreams: Vec<Arc<Upstream>>, prefix_mode: PrefixMode) -> Catalogue {
         Catalogue {
             upstreams,
+            prefix_mode,
             index: RwLock::default(),
             rebuilding: Mutex::new(()),
             rebuilds: Mutex::default(),
@@ -68,7 +72,7 @@ impl Catalogue {
     /// changed.
     fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (index, clashes, changed) = Index::next(&previous, &self.upstreams);
+        let (index, clashes, changed) = Index::next(&previous, &self.upstreams, self.prefix_mode);
         *self.index.write().expect("not poisoned") = Arc::new(index);
         (clashes, changed)
     }

@@ -3,6 +3,8 @@
 //! ```toml
 //! listen = "127.0.0.1:8080"          # the downstream HTTP endpoint (at /mcp)
 //! task_after_secs = 1                # a call still running then becomes a task (tasks extension)
+//! prefix_mode = "always"             # tools and prompts under `<prefix>_<name>` always (default),
+//!                                    # "conditional" (only a clashing name) or "never"
 //!
 //! [[upstream]]
 //! name = "files"                     # tools are listed as `files_<tool>`
@@ -74,6 +76,10 @@ pub struct Config {
     /// Several gateway instances behind a load balancer: what they share in Redis.
     #[serde(default)]
     pub redis: Option<RedisConfig>,
+    /// When tools and prompts are listed under their upstream's prefix (`<prefix>_<name>`):
+    /// `always` (the default), `conditional` (only where upstreams' names clash) or `never`.
+    #[serde(default)]
+    pub prefix_mode: PrefixMode,
     /// Seconds after which a call still running becomes a task, for a caller that declared the
     /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
     #[serde(default)]
@@ -257,6 +263,23 @@ fn yes() -> bool {
     true
 }
 
+/// When the gateway lists a tool or prompt under its upstream's prefix. A `rename` rule always
+/// applies; resource and template URIs are never rewritten (so a tool's MCP App,
+/// `_meta.ui.resourceUri`, stays its own upstream's in every mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrefixMode {
+    /// Every name, under `<prefix>_<name>` (the prefix defaults to the upstream's name).
+    #[default]
+    Always,
+    /// Names as the upstreams list them, except where one clashes with the name of an upstream
+    /// configured before: that one is prefixed (logged once).
+    Conditional,
+    /// Names as the upstreams list them: a clash is refused at start; after start, the
+    /// upstream configured first keeps the name, the other's entry is left out (logged).
+    Never,
+}
+
 /// The protocol era to speak to an upstream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -400,7 +423,13 @@ impl UpstreamConfig {
         !self.scopes.is_empty() || !self.principals.is_empty() || !self.entry_scopes.is_empty()
     }
 
-    /// The name a tool of this upstream is listed under.
+    /// The name a tool of this upstream is listed under without a prefix: its `rename`, else its
+    /// own.
+    pub(crate) fn bare_name(&self, tool: &str) -> String {
+        self.rename.get(tool).cloned().unwrap_or_else(|| tool.to_owned())
+    }
+
+    /// The name a tool of this upstream is listed under with `prefix_mode = "always"`.
     pub fn listed_name(&self, tool: &str) -> String {
         if let Some(renamed) = self.rename.get(tool) {
             return renamed.clone();
