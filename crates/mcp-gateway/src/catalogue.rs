@@ -260,6 +260,42 @@ impl Catalogue {
     }
 }
 
+impl Catalogue {
+    /// For the audit log: the upstream `call` goes to, and why the gateway refuses it before
+    /// forwarding, if it does (the decisions of `route_for` and `read`, on the same index). A
+    /// name no upstream serves is refused as unknown; one whose owner is down goes to it (and
+    /// fails, naming it).
+    pub(crate) fn decide(
+        &self,
+        caller: &Principal,
+        call: &mcp_server::middleware::McpCall,
+    ) -> (Option<String>, Option<String>) {
+        use mcp_server::middleware::McpCall;
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let route = match call {
+            McpCall::CallTool(params) => named(&index.tools, &params.name),
+            McpCall::GetPrompt(params) => named(&index.prompts, &params.name),
+            McpCall::ReadResource(params) => owner_of(&index, &params.uri).map(|at| (at, None)),
+            _ => return (None, None),
+        };
+        let Some((at, own)) = route else { return (None, Some("no upstream serves it".to_owned())) };
+        let denied = match self.access(caller, at, own.as_deref()) {
+            Access::Granted => None,
+            Access::Hidden => Some("the caller is not among the upstream's `principals`".to_owned()),
+            Access::NeedsScopes(needed) => Some(format!("the caller's token lacks the scope(s) {}", needed.join(" "))),
+        };
+        (Some(self.upstreams[at].name().to_owned()), denied)
+    }
+}
+
+/// The upstream that serves `name` and its own name for it, or the owner of the name (down now).
+fn named<T>(listing: &Listing<T>, name: &str) -> Option<(usize, Option<String>)> {
+    match listing.routes.get(name) {
+        Some((at, own)) => Some((*at, Some(own.clone()))),
+        None => listing.owners.get(name).map(|&at| (at, None)),
+    }
+}
+
 /// One request sent to an upstream: its span (`mcp.gateway.upstream`, inside the downstream
 /// request's: which upstream, which method, and the upstream's own name for the target) and its
 /// duration (`mcp.gateway.upstream.duration`, with the `otel` feature).

@@ -3,6 +3,7 @@
 //! ```toml
 //! listen = "127.0.0.1:8080"          # the downstream HTTP endpoint (at /mcp)
 //! task_after_secs = 1                # a call still running then becomes a task (tasks extension)
+//! audit = "/var/log/mcp-gateway.jsonl"  # a JSON line per call, read, prompt and list ("stderr")
 //! prefix_mode = "always"             # tools and prompts under `<prefix>_<name>` always (default),
 //!                                    # "conditional" (only a clashing name) or "never"
 //!
@@ -76,6 +77,11 @@ pub struct Config {
     /// Several gateway instances behind a load balancer: what they share in Redis.
     #[serde(default)]
     pub redis: Option<RedisConfig>,
+    /// The audit log: `stderr`, or a file's path (appended to; one that cannot be opened stops
+    /// the gateway at start). One JSON line per call, prompt, read, completion and list: its
+    /// time, principal, upstream, method, name, decision, duration and error. None: no audit.
+    #[serde(default)]
+    pub audit: Option<String>,
     /// When tools and prompts are listed under their upstream's prefix (`<prefix>_<name>`):
     /// `always` (the default), `conditional` (only where upstreams' names clash) or `never`.
     #[serde(default)]

@@ -59,6 +59,7 @@
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
 
+mod audit;
 mod bridge;
 mod catalogue;
 pub mod config;

@@ -9,7 +9,7 @@ use mcp_server::types::{CacheScope, Resource, ResourceTemplate};
 use mcp_server::{CacheHints, Context, Error, Options, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server};
 
 mod common;
-use common::{Text, Upstream, Whom, client, config, serve};
+use common::{Text, Upstream, Whom, client, config, introspection, serve};
 
 /// An upstream named `name` with one entry of each kind (`<name>://` URIs), whose lists say
 /// `ttl_ms` and `scope`.
@@ -84,23 +84,6 @@ async fn one_upstream_listing_privately_makes_the_merged_lists_private() {
     .unwrap();
     let client = client(&serve(&gateway).await, EraPreference::Modern).await;
     assert_eq!(hints(&client).await, [(30_000, CacheScope::Private); 4]);
-}
-
-/// An RFC 7662 introspection endpoint that calls every token active, its text being its
-/// subject, for `resource`; its URL.
-async fn introspection(resource: String) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
-    let app = axum::Router::new().route(
-        "/introspect",
-        axum::routing::post(move |body: String| {
-            let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default().to_owned();
-            let answer = serde_json::json!({ "active": true, "sub": token, "aud": resource, "scope": "mcp" });
-            std::future::ready(axum::Json(answer))
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
