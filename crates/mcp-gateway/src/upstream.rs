@@ -797,6 +797,10 @@ async fn watch_connection(
                     // A burst of list changes is one re-list: the ones that come meanwhile are
                     // taken in by it (resource updates still pass on).
                     settle(upstream, at, changes, report).await;
+                    // What the upstream lists now, not pages the client cached for their `ttlMs`:
+                    // the re-list at the first acknowledgement is there for a change whose
+                    // notification came before the subscription, which invalidated nothing.
+                    client.clear_cache();
                     match Lists::of(client, &upstream.config).await {
                         Ok(lists) => {
                             // New resources are followed too: the subscription starts again.
