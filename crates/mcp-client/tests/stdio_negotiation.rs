@@ -339,3 +339,52 @@ async fn a_legacy_subscription_passes_the_selected_unsolicited_notifications() {
     assert!(tokio::time::timeout(Duration::from_millis(300), subscription.next()).await.is_err());
     client.close().await;
 }
+
+/// The names of the variables `sh` had, as its `env` wrote them to the captured stderr before
+/// the server started (the lines that look like `NAME=value`).
+async fn environment_of(command: StdioCommand, log: &PathBuf) -> Vec<String> {
+    let client = builder().connect_stdio(command).await.unwrap();
+    assert_modern_and_working(&client, log).await;
+    let mut names = Vec::new();
+    // The stderr reader may lag the server's first answer: wait for the marker `env` ends with.
+    for _ in 0..100 {
+        let lines = client.stderr_lines();
+        if lines.iter().any(|line| line == "END-OF-ENV") {
+            let kept = lines.iter().take_while(|line| *line != "END-OF-ENV");
+            names = kept.filter_map(|line| Some(line.split_once('=')?.0.to_owned())).collect();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client.close().await;
+    names
+}
+
+#[tokio::test]
+async fn env_clear_starts_the_server_with_only_the_variables_given() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/stdio_server.py");
+    let path = std::env::var("PATH").unwrap();
+    let start = |log: &PathBuf| {
+        StdioCommand::new("sh")
+            .arg("-c")
+            .arg(format!("env >&2; echo END-OF-ENV >&2; exec python3 '{script}' modern '{}'", log.display()))
+            .env("GIVEN", "yes")
+            .stderr(StderrMode::Capture)
+            .shutdown_grace(Duration::from_millis(500))
+    };
+    // Some variable of this process that a shell does not set itself (cargo sets several).
+    let ours = std::env::vars()
+        .map(|(name, _)| name)
+        .find(|name| !["PATH", "PWD", "OLDPWD", "SHLVL", "_", "HOME"].contains(&name.as_str()))
+        .expect("the test runs with some environment");
+    let log = log_path("env-inherited");
+    let inherited = environment_of(start(&log), &log).await;
+    assert!(inherited.contains(&ours) && inherited.contains(&"GIVEN".to_owned()), "{inherited:?}");
+
+    let log = log_path("env-cleared");
+    let cleared = environment_of(start(&log).env_clear().env("PATH", &path), &log).await;
+    // What the shell adds of its own (`PWD`, `SHLVL`, `_`) aside, only what was given.
+    let given: Vec<&str> = cleared.iter().map(String::as_str).filter(|n| !["PWD", "SHLVL", "_"].contains(n)).collect();
+    assert_eq!(given.iter().copied().collect::<std::collections::BTreeSet<_>>(), ["GIVEN", "PATH"].into());
+    assert!(!cleared.contains(&ours), "{ours} is not passed on: {cleared:?}");
+}

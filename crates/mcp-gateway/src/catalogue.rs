@@ -16,12 +16,15 @@ use mcp_types::{
 };
 
 use crate::bridge::Held;
+use crate::config::PrefixMode;
 use crate::index::{Changed, Clash, Index, Listing, owner_of};
 use crate::upstream::Upstream;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
     pub(crate) upstreams: Vec<Arc<Upstream>>,
+    /// When tools and prompts are listed under their upstream's prefix.
+    prefix_mode: PrefixMode,
     index: RwLock<Arc<Index>>,
     /// One rebuild at a time: each starts from the owners the one before recorded.
     rebuilding: Mutex<()>,
@@ -45,9 +48,10 @@ struct Rebuilds {
 }
 
 impl Catalogue {
-    pub(crate) fn new(upstreams: Vec<Arc<Upstream>>) -> Catalogue {
+    pub(crate) fn new(upstreams: Vec<Arc<Upstream>>, prefix_mode: PrefixMode) -> Catalogue {
         Catalogue {
             upstreams,
+            prefix_mode,
             index: RwLock::default(),
             rebuilding: Mutex::new(()),
             rebuilds: Mutex::default(),
@@ -68,7 +72,7 @@ impl Catalogue {
     /// changed.
     fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (index, clashes, changed) = Index::next(&previous, &self.upstreams);
+        let (index, clashes, changed) = Index::next(&previous, &self.upstreams, self.prefix_mode);
         *self.index.write().expect("not poisoned") = Arc::new(index);
         (clashes, changed)
     }
@@ -186,6 +190,11 @@ impl SkillSource for Catalogue {
 }
 
 impl Catalogue {
+    /// The caching hints of the upstreams' lists as indexed now.
+    fn hints(&self) -> crate::upstream::Hints {
+        self.index.read().expect("not poisoned").hints
+    }
+
     /// Whether any upstream restricts its callers (else every check is skipped).
     fn restricted(&self) -> bool {
         self.upstreams.iter().any(|u| u.config.restricts_callers())
@@ -248,6 +257,42 @@ impl Catalogue {
             Access::Hidden => Err(Error::invalid_params(format!("Unknown {kind}: {listed}"))),
             Access::NeedsScopes(needed) => Err(Error::InsufficientScope(needed)),
         }
+    }
+}
+
+impl Catalogue {
+    /// For the audit log: the upstream `call` goes to, and why the gateway refuses it before
+    /// forwarding, if it does (the decisions of `route_for` and `read`, on the same index). A
+    /// name no upstream serves is refused as unknown; one whose owner is down goes to it (and
+    /// fails, naming it).
+    pub(crate) fn decide(
+        &self,
+        caller: &Principal,
+        call: &mcp_server::middleware::McpCall,
+    ) -> (Option<String>, Option<String>) {
+        use mcp_server::middleware::McpCall;
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let route = match call {
+            McpCall::CallTool(params) => named(&index.tools, &params.name),
+            McpCall::GetPrompt(params) => named(&index.prompts, &params.name),
+            McpCall::ReadResource(params) => owner_of(&index, &params.uri).map(|at| (at, None)),
+            _ => return (None, None),
+        };
+        let Some((at, own)) = route else { return (None, Some("no upstream serves it".to_owned())) };
+        let denied = match self.access(caller, at, own.as_deref()) {
+            Access::Granted => None,
+            Access::Hidden => Some("the caller is not among the upstream's `principals`".to_owned()),
+            Access::NeedsScopes(needed) => Some(format!("the caller's token lacks the scope(s) {}", needed.join(" "))),
+        };
+        (Some(self.upstreams[at].name().to_owned()), denied)
+    }
+}
+
+/// The upstream that serves `name` and its own name for it, or the owner of the name (down now).
+fn named<T>(listing: &Listing<T>, name: &str) -> Option<(usize, Option<String>)> {
+    match listing.routes.get(name) {
+        Some((at, own)) => Some((*at, Some(own.clone()))),
+        None => listing.owners.get(name).map(|&at| (at, None)),
     }
 }
 
@@ -350,9 +395,15 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// The same to every caller unless an upstream restricts who sees it; marked private too
+    /// when an upstream marked its own list so.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        self.restricted() || self.hints().tools.private
+    }
+
+    /// The shortest `ttlMs` of the upstreams' lists (none said: the server's default).
+    fn list_ttl_ms(&self) -> Option<u64> {
+        self.hints().tools.ttl_ms
     }
 
     fn tools(&self, caller: &Principal) -> Arc<[Tool]> {
@@ -453,9 +504,13 @@ impl Catalogue {
 }
 
 impl PromptSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// As for tools.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        self.restricted() || self.hints().prompts.private
+    }
+
+    fn list_ttl_ms(&self) -> Option<u64> {
+        self.hints().prompts.ttl_ms
     }
 
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
@@ -479,9 +534,15 @@ impl PromptSource for Catalogue {
 }
 
 impl ResourceSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// As for tools; resources and templates share their hints (one source serves both).
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        let hints = self.hints();
+        self.restricted() || hints.resources.and(hints.templates).private
+    }
+
+    fn list_ttl_ms(&self) -> Option<u64> {
+        let hints = self.hints();
+        hints.resources.and(hints.templates).ttl_ms
     }
 
     fn resources(&self, caller: &Principal) -> Arc<[Resource]> {

@@ -3,11 +3,16 @@
 //! ```toml
 //! listen = "127.0.0.1:8080"          # the downstream HTTP endpoint (at /mcp)
 //! task_after_secs = 1                # a call still running then becomes a task (tasks extension)
+//! audit = "/var/log/mcp-gateway.jsonl"  # a JSON line per call, read, prompt and list ("stderr")
+//! prefix_mode = "always"             # tools and prompts under `<prefix>_<name>` always (default),
+//!                                    # "conditional" (only a clashing name) or "never"
 //!
 //! [[upstream]]
 //! name = "files"                     # tools are listed as `files_<tool>`
 //! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv"]
 //! pool = 4                           # processes of it; a call goes to the least busy
+//! env = { FILES_TOKEN = "…" }        # its environment: this and PATH, nothing else…
+//! inherit_env = false                # …unless true: all of the gateway's, `env` added
 //!
 //! [[upstream]]
 //! name = "notes"
@@ -72,6 +77,15 @@ pub struct Config {
     /// Several gateway instances behind a load balancer: what they share in Redis.
     #[serde(default)]
     pub redis: Option<RedisConfig>,
+    /// The audit log: `stderr`, or a file's path (appended to; one that cannot be opened stops
+    /// the gateway at start). One JSON line per call, prompt, read, completion and list: its
+    /// time, principal, upstream, method, name, decision, duration and error. None: no audit.
+    #[serde(default)]
+    pub audit: Option<String>,
+    /// When tools and prompts are listed under their upstream's prefix (`<prefix>_<name>`):
+    /// `always` (the default), `conditional` (only where upstreams' names clash) or `never`.
+    #[serde(default)]
+    pub prefix_mode: PrefixMode,
     /// Seconds after which a call still running becomes a task, for a caller that declared the
     /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
     #[serde(default)]
@@ -164,9 +178,15 @@ pub struct UpstreamConfig {
     /// requests; each process is restarted on its own, and the upstream is up while one is.
     #[serde(default)]
     pub pool: Option<usize>,
-    /// Environment variables for `command`.
+    /// Environment variables for `command`. The process gets these and `PATH` (and, on
+    /// Windows, `SYSTEMROOT`, without which programs fail to start there), nothing else of the
+    /// gateway's environment, unless `inherit_env` says so.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whether `command` inherits the gateway's whole environment (`env` added to it). Default
+    /// false: the gateway's secrets (and another upstream's `env`) stay out of the process.
+    #[serde(default)]
+    pub inherit_env: bool,
     /// A Streamable HTTP endpoint.
     #[serde(default)]
     pub url: Option<String>,
@@ -249,6 +269,23 @@ fn yes() -> bool {
     true
 }
 
+/// When the gateway lists a tool or prompt under its upstream's prefix. A `rename` rule always
+/// applies; resource and template URIs are never rewritten (so a tool's MCP App,
+/// `_meta.ui.resourceUri`, stays its own upstream's in every mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrefixMode {
+    /// Every name, under `<prefix>_<name>` (the prefix defaults to the upstream's name).
+    #[default]
+    Always,
+    /// Names as the upstreams list them, except where one clashes with the name of an upstream
+    /// configured before: that one is prefixed (logged once).
+    Conditional,
+    /// Names as the upstreams list them: a clash is refused at start; after start, the
+    /// upstream configured first keeps the name, the other's entry is left out (logged).
+    Never,
+}
+
 /// The protocol era to speak to an upstream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -328,6 +365,9 @@ impl Config {
                 }
                 _ => {}
             }
+            if upstream.inherit_env && upstream.command.is_none() {
+                return Err(format!("upstream `{}`: `inherit_env` is for stdio upstreams (`command`)", upstream.name));
+            }
             if upstream.oauth.is_some() && upstream.command.is_some() {
                 return Err(format!(
                     "upstream `{}`: `oauth` is for HTTP upstreams; a stdio server takes credentials from its `env`",
@@ -389,7 +429,13 @@ impl UpstreamConfig {
         !self.scopes.is_empty() || !self.principals.is_empty() || !self.entry_scopes.is_empty()
     }
 
-    /// The name a tool of this upstream is listed under.
+    /// The name a tool of this upstream is listed under without a prefix: its `rename`, else its
+    /// own.
+    pub(crate) fn bare_name(&self, tool: &str) -> String {
+        self.rename.get(tool).cloned().unwrap_or_else(|| tool.to_owned())
+    }
+
+    /// The name a tool of this upstream is listed under with `prefix_mode = "always"`.
     pub fn listed_name(&self, tool: &str) -> String {
         if let Some(renamed) = self.rename.get(tool) {
             return renamed.clone();
@@ -492,6 +538,8 @@ mod tests {
             "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
         assert!(refused(unpinned).contains("upstream `a`: `[upstream.oauth]` needs `issuer`"), "{}", refused(unpinned));
         assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
+        let http_inherit = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ninherit_env = true\n";
+        assert!(refused(http_inherit).contains("upstream `a`: `inherit_env` is for stdio upstreams"));
         let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
         assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
         let no_bytes = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = 0\n";

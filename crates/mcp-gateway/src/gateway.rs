@@ -53,9 +53,11 @@ impl Gateway {
     /// downstream server.
     pub async fn start(config: &Config) -> Result<Gateway, StartError> {
         config.check().map_err(StartError::Config)?;
+        // Opened first: a gateway that cannot keep its audit log does not serve.
+        let audit = config.audit.as_deref().map(crate::audit::Audit::open).transpose().map_err(StartError::Config)?;
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone()));
+        let catalogue = Arc::new(Catalogue::new(upstreams.clone(), config.prefix_mode));
         let report: upstream::Report = {
             let catalogue = Arc::downgrade(&catalogue);
             Arc::new(move |change| {
@@ -99,6 +101,9 @@ impl Gateway {
         if let Some(secret) = config.redis.as_ref().and_then(|shared| shared.state_secret.as_deref()) {
             let key = mcp_server::StateKey::from_secret(secret.as_bytes());
             builder = builder.state_keyring(mcp_server::StateKeyring::new("shared", key));
+        }
+        if let Some(audit) = audit {
+            builder = builder.layer(crate::audit::layer(Arc::new(audit), Arc::downgrade(&catalogue)));
         }
         let server = builder
             .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use mcp_types::ext::skills::{SKILL_MD, Skill};
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
-use crate::upstream::{Lists, Upstream};
+use crate::config::PrefixMode;
+use crate::upstream::{Hints, Lists, Upstream};
 
 #[derive(Default)]
 pub(crate) struct Index {
@@ -27,6 +28,12 @@ pub(crate) struct Index {
     /// Entries left out now because another upstream owns them, by kind, upstream and listed
     /// name: each is logged and counted once, when first refused.
     refused: HashSet<(&'static str, usize, String)>,
+    /// Entries listed under their prefix because their name clashes (`prefix_mode =
+    /// "conditional"`), by kind, upstream and own name: each is logged once, when first prefixed.
+    prefixed: HashSet<(&'static str, usize, String)>,
+    /// The caching hints of the upstreams that are up, merged kind by kind (the shortest
+    /// `ttlMs`; private if one said so).
+    pub(crate) hints: Hints,
 }
 
 /// One kind of entry (tools, prompts) of every upstream.
@@ -111,33 +118,68 @@ struct Now<'a> {
     lists: Vec<Option<Arc<Lists>>>,
 }
 
-/// The listing of one kind: each upstream's entries under their listed names (`renamed`: with
-/// the upstream's prefix or rename rules; else as they are). A name keeps its owner: an entry
-/// of another upstream under that name, or (`starts`, for templates) whose literal start
-/// overlaps another upstream's, is left out and returned as a clash.
+/// How one kind of entry is named: tools and prompts by `prefix_mode` (with the upstreams'
+/// prefixes and rename rules), URIs as they are.
+#[derive(Clone, Copy)]
+enum Naming {
+    Prefixed(PrefixMode),
+    AsListed,
+}
+
+/// The listing of one kind: each upstream's entries under their listed names (`naming`). A name
+/// keeps its owner: an entry of another upstream under that name, or (`starts`, for templates)
+/// whose literal start overlaps another upstream's, is left out and returned as a clash. With
+/// `prefix_mode = "never"`, an owner that is up keeps a name only while no upstream configured
+/// before it lists it; with `conditional`, an entry whose name an upstream configured before
+/// lists is prefixed (returned in `prefixed`: upstream, own name, listed name).
 #[allow(clippy::too_many_arguments)]
 fn listing<T: Clone>(
     now: &Now<'_>,
     kind: &'static str,
-    renamed: bool,
+    naming: Naming,
     previous: &Listing<T>,
     entries: impl Fn(&Lists) -> &[T],
     name: impl Fn(&mut T) -> &mut String,
     mut starts: Option<&mut BTreeMap<String, (usize, String)>>,
     clashes: &mut Vec<(usize, Clash)>,
+    prefixed: &mut Vec<(usize, String, String)>,
 ) -> Listing<T> {
     let upstreams = now.upstreams;
+    // The unprefixed names of the upstreams seen so far, in configuration order (`conditional`).
+    let mut before: HashSet<String> = HashSet::new();
     // Each upstream's entries, with their own and listed names.
-    let named: Vec<Vec<(T, String, String)>> = (now.lists.iter().zip(upstreams))
-        .map(|(lists, upstream)| {
+    let named: Vec<Vec<(T, String, String)>> = (now.lists.iter().zip(upstreams).enumerate())
+        .map(|(at, (lists, upstream))| {
             let entries = lists.as_deref().map_or(&[][..], &entries);
-            let named = entries.iter().map(|entry| {
-                let mut entry = entry.clone();
-                let own = name(&mut entry).clone();
-                let listed = if renamed { upstream.config.listed_name(&own) } else { own.clone() };
-                (entry, own, listed)
-            });
-            named.collect()
+            let config = &upstream.config;
+            let named: Vec<(T, String, String)> = entries
+                .iter()
+                .map(|entry| {
+                    let mut entry = entry.clone();
+                    let own = name(&mut entry).clone();
+                    let listed = match naming {
+                        Naming::AsListed => own.clone(),
+                        Naming::Prefixed(PrefixMode::Always) => config.listed_name(&own),
+                        Naming::Prefixed(PrefixMode::Never) => config.bare_name(&own),
+                        Naming::Prefixed(PrefixMode::Conditional) => {
+                            let bare = config.bare_name(&own);
+                            // A `rename` is the operator's choice: kept as it is.
+                            if before.contains(&bare) && !config.rename.contains_key(&own) {
+                                let listed = config.listed_name(&own);
+                                prefixed.push((at, own.clone(), listed.clone()));
+                                listed
+                            } else {
+                                bare
+                            }
+                        }
+                    };
+                    (entry, own, listed)
+                })
+                .collect();
+            if let Naming::Prefixed(PrefixMode::Conditional) = naming {
+                before.extend(named.iter().map(|(_, own, _)| config.bare_name(own)));
+            }
+            named
         })
         .collect();
     // An owner keeps its names while it lists them or is down; what an up owner no longer lists
@@ -151,7 +193,13 @@ fn listing<T: Clone>(
                 listed.iter().map(|names| names.iter().map(|name| literal_start(name)).collect()).collect();
             starts.retain(|start, (at, _)| down(*at) || begun[*at].contains(start.as_str()));
         }
-        let kept = previous.owners.iter().filter(|(name, at)| down(**at) || listed[**at].contains(name.as_str()));
+        // `never`: configuration order decides among the upstreams that are up (the loop below
+        // gives a name to the first that lists it); only a down owner keeps its names.
+        let by_order = matches!(naming, Naming::Prefixed(PrefixMode::Never));
+        let kept = previous
+            .owners
+            .iter()
+            .filter(|(name, at)| down(**at) || (!by_order && listed[**at].contains(name.as_str())));
         kept.map(|(name, at)| (name.clone(), *at)).collect()
     };
     let mut items = Vec::new();
@@ -192,26 +240,81 @@ impl Index {
     /// The index of what `upstreams` list now, names keeping the owners `previous` recorded. An
     /// entry another upstream owns is left out (logged and counted the first time) and
     /// returned, with which lists changed.
-    pub(crate) fn next(previous: &Index, upstreams: &[Arc<Upstream>]) -> (Index, Vec<Clash>, Changed) {
+    pub(crate) fn next(
+        previous: &Index,
+        upstreams: &[Arc<Upstream>],
+        mode: PrefixMode,
+    ) -> (Index, Vec<Clash>, Changed) {
         let now = Now { upstreams, lists: upstreams.iter().map(|upstream| upstream.current()).collect() };
-        let mut clashes = Vec::new();
-        let tools = listing(&now, "tool", true, &previous.tools, |l| &l.tools, |t| &mut t.name, None, &mut clashes);
-        let prompts =
-            listing(&now, "prompt", true, &previous.prompts, |l| &l.prompts, |p| &mut p.name, None, &mut clashes);
-        let resources =
-            listing(&now, "resource", false, &previous.resources, |l| &l.resources, |r| &mut r.uri, None, &mut clashes);
+        let (mut clashes, mut tools_prefixed, mut prompts_prefixed, mut none) = (Vec::new(), vec![], vec![], vec![]);
+        let (named, uris) = (Naming::Prefixed(mode), Naming::AsListed);
+        let tools = listing(
+            &now,
+            "tool",
+            named,
+            &previous.tools,
+            |l| &l.tools,
+            |t| &mut t.name,
+            None,
+            &mut clashes,
+            &mut tools_prefixed,
+        );
+        let prompts = listing(
+            &now,
+            "prompt",
+            named,
+            &previous.prompts,
+            |l| &l.prompts,
+            |p| &mut p.name,
+            None,
+            &mut clashes,
+            &mut prompts_prefixed,
+        );
+        let resources = listing(
+            &now,
+            "resource",
+            uris,
+            &previous.resources,
+            |l| &l.resources,
+            |r| &mut r.uri,
+            None,
+            &mut clashes,
+            &mut none,
+        );
         let mut starts = previous.starts.clone();
         let templates = listing(
             &now,
             "resource template",
-            false,
+            uris,
             &previous.templates,
             |l| &l.templates,
             |t| &mut t.uri_template,
             Some(&mut starts),
             &mut clashes,
+            &mut none,
         );
-        let skills = listing(&now, "skill", false, &previous.skills, |l| &l.skills, |s| &mut s.uri, None, &mut clashes);
+        let skills = listing(
+            &now,
+            "skill",
+            uris,
+            &previous.skills,
+            |l| &l.skills,
+            |s| &mut s.uri,
+            None,
+            &mut clashes,
+            &mut none,
+        );
+        let mut prefixed = HashSet::new();
+        let all_prefixed =
+            tools_prefixed.into_iter().map(|p| ("tool", p)).chain(prompts_prefixed.into_iter().map(|p| ("prompt", p)));
+        for (kind, (at, own, listed)) in all_prefixed {
+            let key = (kind, at, own);
+            if !previous.prefixed.contains(&key) {
+                let upstream = upstreams[at].name();
+                tracing::warn!(kind, upstream, own = %key.2, %listed, "prefix_mode = \"conditional\": an upstream configured before lists this name; listed under the prefix");
+            }
+            prefixed.insert(key);
+        }
         let mut refused = HashSet::new();
         for (at, clash) in &clashes {
             let key = (clash.kind, *at, clash.name.clone());
@@ -229,7 +332,13 @@ impl Index {
                 || templates.items != previous.templates.items
                 || skills.items != previous.skills.items,
         };
-        let index = Index { tools, prompts, resources, templates, starts, skills, refused };
+        let hints = now.lists.iter().flatten().fold(Hints::default(), |all, lists| Hints {
+            tools: all.tools.and(lists.hints.tools),
+            prompts: all.prompts.and(lists.hints.prompts),
+            resources: all.resources.and(lists.hints.resources),
+            templates: all.templates.and(lists.hints.templates),
+        });
+        let index = Index { tools, prompts, resources, templates, starts, skills, refused, prefixed, hints };
         (index, clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
     }
 

@@ -31,6 +31,12 @@
 //! - When an upstream's lists change (its list-changed notifications, or a change seen
 //!   on reconnecting), downstream clients are told the same way.
 //!
+//! - A stdio upstream starts with its `env` and `PATH` alone (`inherit_env = true`: the
+//!   gateway's whole environment), so that the gateway's secrets and another upstream's stay out.
+//! - `prefix_mode`: tools and prompts under their prefix `always` (the default), only where names
+//!   clash (`conditional`), or `never`; URIs are never rewritten (MCP Apps' `ui://` links hold).
+//! - The lists carry the shortest `ttlMs` of the upstreams' and are `private` when an upstream's
+//!   are or when visibility depends on the caller; `audit` writes a JSON line per request.
 //! - A stdio upstream may be a pool of processes (`pool`): each request goes to the one with the
 //!   fewest requests in flight, and each process is restarted on its own.
 //! - Each upstream may be given a concurrency limit (`max_concurrent_requests`; more requests wait
@@ -59,6 +65,7 @@
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
 
+mod audit;
 mod bridge;
 mod catalogue;
 pub mod config;

@@ -18,6 +18,14 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::UpstreamConfig;
 
+/// What a stdio upstream keeps of the gateway's environment without `inherit_env`: `PATH`, to
+/// find programs (`npx`, `uvx`, and what they run); on Windows also `SYSTEMROOT`, without
+/// which programs fail to start there.
+#[cfg(not(windows))]
+const KEPT_ENV: &[&str] = &["PATH"];
+#[cfg(windows)]
+const KEPT_ENV: &[&str] = &["PATH", "SYSTEMROOT"];
+
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const LAST_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -78,6 +86,48 @@ pub(crate) struct Lists {
     pub(crate) templates: Vec<ResourceTemplate>,
     /// Skills (the skills extension), whose files are among its resources.
     pub(crate) skills: Vec<Skill>,
+    /// What its pages of each list said of their caching (`ttlMs`, `cacheScope`).
+    pub(crate) hints: Hints,
+}
+
+/// The caching hints of an upstream's lists, by kind.
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Hints {
+    pub(crate) tools: Hint,
+    pub(crate) prompts: Hint,
+    pub(crate) resources: Hint,
+    pub(crate) templates: Hint,
+}
+
+/// What the pages of one list (of one or more upstreams) said of their caching: the shortest
+/// `ttlMs`, and whether one was `private`. A legacy server says nothing: no hint.
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Hint {
+    pub(crate) ttl_ms: Option<u64>,
+    pub(crate) private: bool,
+}
+
+impl Hint {
+    /// A page's hints. A 2026-07-28 server must send `cacheScope`: one that does not is read
+    /// as `private`, the cautious reading.
+    fn of(era: Era, ttl: Option<mcp_types::TtlMs>, scope: Option<mcp_types::CacheScope>) -> Hint {
+        match era {
+            Era::Legacy => Hint::default(),
+            Era::Modern => Hint {
+                ttl_ms: Some(ttl.unwrap_or_default().millis()),
+                private: scope != Some(mcp_types::CacheScope::Public),
+            },
+        }
+    }
+
+    /// Both hints: the shorter time, private if either is.
+    pub(crate) fn and(self, other: Hint) -> Hint {
+        let ttl_ms = match (self.ttl_ms, other.ttl_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Hint { ttl_ms, private: self.private || other.private }
+    }
 }
 
 /// Why listing what an upstream serves failed.
@@ -89,19 +139,16 @@ enum ListError {
 
 impl From<mcp_client::Error> for ListError {
     fn from(error: mcp_client::Error) -> ListError {
-        match error {
-            mcp_client::Error::LimitExceeded { message, .. } => {
-                ListError::OverBound(format!("{message} (`max_list_pages`)"))
-            }
-            error => ListError::Client(error),
-        }
+        ListError::Client(error)
     }
 }
 
-/// What one listing of an upstream may take: `max_entries` of each kind, and `max_bytes` of
-/// JSON in all (every kind together, counted in `bytes` as the entries come).
+/// What one listing of an upstream may take: `max_entries` of each kind, `max_pages` of each
+/// list, and `max_bytes` of JSON in all (every kind together, counted in `bytes` as the entries
+/// come).
 struct Bounds {
     max_entries: usize,
+    max_pages: usize,
     max_bytes: usize,
     bytes: usize,
 }
@@ -120,60 +167,121 @@ impl std::io::Write for Counter {
     }
 }
 
-/// Every item of a list, within `bounds`: the item that goes over one stops the listing there,
-/// so that no more than a page beyond the bound is ever fetched.
-async fn bounded<T: serde::Serialize>(
-    mut items: futures::stream::BoxStream<'static, Result<T, mcp_client::Error>>,
+/// One page of a list: its entries, the cursor of the next one, and its caching hints.
+struct Page<T> {
+    items: Vec<T>,
+    next: Option<String>,
+    hint: Hint,
+}
+
+/// Every item of a list, page by page (`fetch` gets the page at a cursor), within `bounds`, and
+/// what its pages said of their caching. The item that goes over a bound stops the listing
+/// there, so that no more than a page beyond the bound is ever fetched; the pages are fetched
+/// here rather than by mcp-client's list streams, which do not pass on the pages' hints.
+async fn bounded<T: serde::Serialize, F: Future<Output = Result<Page<T>, mcp_client::Error>>>(
     kind: &str,
     bounds: &mut Bounds,
-) -> Result<Vec<T>, ListError> {
-    let mut all = Vec::new();
-    while let Some(item) = items.next().await {
-        let item = item?;
-        // Its size as JSON, counted without holding a copy (a list entry always serializes).
-        let mut size = Counter(0);
-        let _ = serde_json::to_writer(&mut size, &item);
-        bounds.bytes = bounds.bytes.saturating_add(size.0);
-        if bounds.bytes > bounds.max_bytes {
-            let max = bounds.max_bytes;
-            return Err(ListError::OverBound(format!(
-                "its lists take more than {max} bytes of JSON (`max_list_bytes`)"
-            )));
+    fetch: impl Fn(Option<String>) -> F,
+) -> Result<(Vec<T>, Hint), ListError> {
+    let (mut all, mut hint, mut cursor, mut pages) = (Vec::new(), Hint::default(), None, 0);
+    loop {
+        let page = fetch(cursor.take()).await?;
+        pages += 1;
+        hint = hint.and(page.hint);
+        for item in page.items {
+            // Its size as JSON, counted without holding a copy (a list entry always serializes).
+            let mut size = Counter(0);
+            let _ = serde_json::to_writer(&mut size, &item);
+            bounds.bytes = bounds.bytes.saturating_add(size.0);
+            if bounds.bytes > bounds.max_bytes {
+                let max = bounds.max_bytes;
+                return Err(ListError::OverBound(format!(
+                    "its lists take more than {max} bytes of JSON (`max_list_bytes`)"
+                )));
+            }
+            all.push(item);
+            if all.len() > bounds.max_entries {
+                let max = bounds.max_entries;
+                return Err(ListError::OverBound(format!("it lists more than {max} {kind} (`max_entries`)")));
+            }
         }
-        all.push(item);
-        if all.len() > bounds.max_entries {
-            let max = bounds.max_entries;
-            return Err(ListError::OverBound(format!("it lists more than {max} {kind} (`max_entries`)")));
+        match page.next {
+            None => return Ok((all, hint)),
+            // A server repeating a cursor ends here too.
+            Some(_) if pages >= bounds.max_pages => {
+                let max = bounds.max_pages;
+                return Err(ListError::OverBound(format!("its {kind} take more than {max} pages (`max_list_pages`)")));
+            }
+            Some(next) => cursor = Some(next),
         }
     }
-    Ok(all)
 }
 
 impl Lists {
     /// What `client`'s server lists (only the kinds it declares), within `config`'s bounds.
     async fn of(client: &Client, config: &UpstreamConfig) -> Result<Lists, ListError> {
-        let bounds = &mut Bounds { max_entries: config.max_entries(), max_bytes: config.max_list_bytes(), bytes: 0 };
+        let bounds = &mut Bounds {
+            max_entries: config.max_entries(),
+            max_pages: config.max_list_pages(),
+            max_bytes: config.max_list_bytes(),
+            bytes: 0,
+        };
+        let era = client.era();
         let capabilities = client.server_capabilities();
-        let tools = match capabilities.tools {
-            Some(_) => bounded(client.list_tools(), "tools", bounds).await?,
-            None => Vec::new(),
-        };
-        let prompts = match capabilities.prompts {
-            Some(_) => bounded(client.list_prompts(), "prompts", bounds).await?,
-            None => Vec::new(),
-        };
-        let (resources, templates) = match capabilities.resources {
-            Some(_) => (
-                bounded(client.list_resources(), "resources", bounds).await?,
-                bounded(client.list_resource_templates(), "resource templates", bounds).await?,
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
-        let skills = match client.skills_settings() {
-            Some(_) => bounded(client.list_skills(), "skills", bounds).await?,
-            None => Vec::new(),
-        };
-        Ok(Lists { tools, prompts, resources, templates, skills })
+        let mut lists = Lists::default();
+        if capabilities.tools.is_some() {
+            (lists.tools, lists.hints.tools) = bounded("tools", bounds, |cursor| {
+                let client = client.clone();
+                async move {
+                    let page = client.list_tools_page(cursor).await?;
+                    let hint = Hint::of(era, page.ttl_ms, page.cache_scope);
+                    Ok(Page { hint, items: page.tools, next: page.next_cursor })
+                }
+            })
+            .await?;
+        }
+        if capabilities.prompts.is_some() {
+            (lists.prompts, lists.hints.prompts) = bounded("prompts", bounds, |cursor| {
+                let client = client.clone();
+                async move {
+                    let page = client.list_prompts_page(cursor).await?;
+                    let hint = Hint::of(era, page.ttl_ms, page.cache_scope);
+                    Ok(Page { hint, items: page.prompts, next: page.next_cursor })
+                }
+            })
+            .await?;
+        }
+        if capabilities.resources.is_some() {
+            (lists.resources, lists.hints.resources) = bounded("resources", bounds, |cursor| {
+                let client = client.clone();
+                async move {
+                    let page = client.list_resources_page(cursor).await?;
+                    let hint = Hint::of(era, page.ttl_ms, page.cache_scope);
+                    Ok(Page { hint, items: page.resources, next: page.next_cursor })
+                }
+            })
+            .await?;
+            (lists.templates, lists.hints.templates) = bounded("resource templates", bounds, |cursor| {
+                let client = client.clone();
+                async move {
+                    let page = client.list_resource_templates_page(cursor).await?;
+                    let hint = Hint::of(era, page.ttl_ms, page.cache_scope);
+                    Ok(Page { hint, items: page.resource_templates, next: page.next_cursor })
+                }
+            })
+            .await?;
+        }
+        if client.skills_settings().is_some() {
+            (lists.skills, _) = bounded("skills", bounds, |cursor| {
+                let client = client.clone();
+                async move {
+                    let page = client.list_skills_page(cursor).await?;
+                    Ok(Page { hint: Hint::default(), items: page.skills, next: page.next_cursor })
+                }
+            })
+            .await?;
+        }
+        Ok(lists)
     }
 }
 
@@ -442,6 +550,17 @@ impl Upstream {
                     .args(&command[1..])
                     .stderr(StderrMode::Capture)
                     .restart_on_exit(false);
+                // The gateway's environment holds its own secrets (and a stdio upstream's `env`
+                // may hold another's): a process gets only what it needs to start, unless its
+                // configuration says to inherit.
+                if !self.config.inherit_env {
+                    stdio = stdio.env_clear();
+                    for name in KEPT_ENV {
+                        if let Some(value) = std::env::var_os(name) {
+                            stdio = stdio.env(name, value);
+                        }
+                    }
+                }
                 for (key, value) in &self.config.env {
                     stdio = stdio.env(key, value);
                 }
@@ -678,6 +797,10 @@ async fn watch_connection(
                     // A burst of list changes is one re-list: the ones that come meanwhile are
                     // taken in by it (resource updates still pass on).
                     settle(upstream, at, changes, report).await;
+                    // What the upstream lists now, not pages the client cached for their `ttlMs`:
+                    // the re-list at the first acknowledgement is there for a change whose
+                    // notification came before the subscription, which invalidated nothing.
+                    client.clear_cache();
                     match Lists::of(client, &upstream.config).await {
                         Ok(lists) => {
                             // New resources are followed too: the subscription starts again.

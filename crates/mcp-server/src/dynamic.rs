@@ -71,6 +71,13 @@ pub trait ToolSource: Send + Sync + 'static {
         true
     }
 
+    /// The `ttlMs` its lists may be cached for now, in milliseconds (default `None`: the
+    /// server's [`Options::list_cache`](crate::Options::list_cache)). With routes of the same
+    /// kind in the list, the shorter of the two is sent.
+    fn list_ttl_ms(&self) -> Option<u64> {
+        None
+    }
+
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
@@ -112,6 +119,13 @@ pub trait PromptSource: Send + Sync + 'static {
         true
     }
 
+    /// The `ttlMs` its lists may be cached for now, in milliseconds (default `None`: the
+    /// server's [`Options::list_cache`](crate::Options::list_cache)). With routes of the same
+    /// kind in the list, the shorter of the two is sent.
+    fn list_ttl_ms(&self) -> Option<u64> {
+        None
+    }
+
     /// Gets the prompt `params.name` (one no route of the server has). A name the source does
     /// not have is its to refuse, as `Error::invalid_params("Unknown prompt: …")` does.
     fn get(&self, ctx: Context, params: GetPromptRequestParams) -> PromptFuture;
@@ -132,6 +146,13 @@ pub trait ResourceSource: Send + Sync + 'static {
     /// same to everyone says no, and the server's configured hint stands.
     fn lists_depend_on_caller(&self) -> bool {
         true
+    }
+
+    /// The `ttlMs` its lists may be cached for now, in milliseconds (default `None`: the
+    /// server's [`Options::list_cache`](crate::Options::list_cache)). With routes of the same
+    /// kind in the list, the shorter of the two is sent.
+    fn list_ttl_ms(&self) -> Option<u64> {
+        None
     }
 
     /// Reads `uri` (one no route serves). A URI the source does not serve is its to refuse, as

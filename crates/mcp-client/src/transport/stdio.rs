@@ -43,6 +43,7 @@ pub struct StdioCommand {
     program: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
+    env_clear: bool,
     cwd: Option<PathBuf>,
     stderr: StderrMode,
     grace: Duration,
@@ -58,6 +59,7 @@ impl StdioCommand {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
             env: Vec::new(),
+            env_clear: false,
             cwd: None,
             stderr: StderrMode::Inherit,
             grace: Duration::from_secs(2),
@@ -82,6 +84,15 @@ impl StdioCommand {
     /// Sets an environment variable of the child.
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Starts the child with no environment but the variables set with [`env`](Self::env)
+    /// (default: it inherits this process's, those set with `env` added). For a server that
+    /// must not see this process's secrets: pass it what it needs, `PATH` included if it looks
+    /// programs up.
+    pub fn env_clear(mut self) -> Self {
+        self.env_clear = true;
         self
     }
 
@@ -222,6 +233,9 @@ impl StdioTransport {
     fn start(&self, core: &Arc<Core>) -> Result<Running, Error> {
         let c = &self.command;
         let mut cmd = Command::new(&c.program);
+        if c.env_clear {
+            cmd.env_clear();
+        }
         cmd.args(&c.args)
             .envs(c.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())

@@ -97,3 +97,20 @@ pub async fn eventually<F: AsyncFnMut() -> bool>(what: &str, mut check: F) {
 pub fn config(text: &str) -> Config {
     Config::from_toml(text).unwrap()
 }
+
+/// An RFC 7662 introspection endpoint that calls every token active, its text being its
+/// subject, for `resource`; its URL.
+pub async fn introspection(resource: String) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let app = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move |body: String| {
+            let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default().to_owned();
+            let answer = serde_json::json!({ "active": true, "sub": token, "aud": resource, "scope": "mcp" });
+            std::future::ready(axum::Json(answer))
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}

@@ -9,7 +9,6 @@ impl Server {
         principal: impl FnOnce() -> Principal,
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
         let source = self.inner.tool_source.as_ref().map(|s| |caller: &Principal| s.tools(caller));
         let (tools, next) = self.page_listed(
             principal,
@@ -20,7 +19,11 @@ impl Server {
             source,
         )?;
         let scope = self.list_scope(self.inner.tool_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
-        let mut result = ListToolsResult::new(scope, tools, list.ttl_ms);
+        let mut result = ListToolsResult::new(
+            scope,
+            tools,
+            self.list_ttl(self.inner.tool_source.as_ref().and_then(|s| s.list_ttl_ms()), !self.inner.tools.is_empty()),
+        );
         result.next_cursor = next;
         Ok(result)
     }
@@ -30,12 +33,18 @@ impl Server {
         principal: impl FnOnce() -> Principal,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
         let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.resources(caller));
         let (resources, next) =
             self.page_listed(principal, cursor, &self.inner.resources, |r| &r.scopes, |r| r.resource.clone(), source)?;
         let scope = self.list_scope(self.inner.resource_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
-        let mut result = ListResourcesResult::new(scope, resources, list.ttl_ms);
+        let mut result = ListResourcesResult::new(
+            scope,
+            resources,
+            self.list_ttl(
+                self.inner.resource_source.as_ref().and_then(|s| s.list_ttl_ms()),
+                !self.inner.resources.is_empty(),
+            ),
+        );
         result.next_cursor = next;
         Ok(result)
     }
@@ -45,12 +54,18 @@ impl Server {
         principal: impl FnOnce() -> Principal,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
         let source = self.inner.resource_source.as_ref().map(|s| |caller: &Principal| s.templates(caller));
         let (templates, next) =
             self.page_listed(principal, cursor, &self.inner.templates, |t| &t.scopes, |t| t.template.clone(), source)?;
         let scope = self.list_scope(self.inner.resource_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
-        let mut result = ListResourceTemplatesResult::new(scope, templates, list.ttl_ms);
+        let mut result = ListResourceTemplatesResult::new(
+            scope,
+            templates,
+            self.list_ttl(
+                self.inner.resource_source.as_ref().and_then(|s| s.list_ttl_ms()),
+                !self.inner.templates.is_empty(),
+            ),
+        );
         result.next_cursor = next;
         Ok(result)
     }
@@ -60,12 +75,18 @@ impl Server {
         principal: impl FnOnce() -> Principal,
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ErrorObject> {
-        let list = self.inner.options.list_cache;
         let source = self.inner.prompt_source.as_ref().map(|s| |caller: &Principal| s.prompts(caller));
         let (prompts, next) =
             self.page_listed(principal, cursor, &self.inner.prompts, |p| &p.scopes, |p| p.prompt.clone(), source)?;
         let scope = self.list_scope(self.inner.prompt_source.as_ref().is_some_and(|s| s.lists_depend_on_caller()));
-        let mut result = ListPromptsResult::new(scope, prompts, list.ttl_ms);
+        let mut result = ListPromptsResult::new(
+            scope,
+            prompts,
+            self.list_ttl(
+                self.inner.prompt_source.as_ref().and_then(|s| s.list_ttl_ms()),
+                !self.inner.prompts.is_empty(),
+            ),
+        );
         result.next_cursor = next;
         Ok(result)
     }
@@ -76,6 +97,17 @@ impl Server {
     pub(super) fn list_scope(&self, source_depends_on_caller: bool) -> CacheScope {
         let by_scopes = self.inner.options.list_only_permitted && self.has_route_scopes();
         if by_scopes || source_depends_on_caller { CacheScope::Private } else { self.inner.options.list_cache.scope }
+    }
+
+    /// The `ttlMs` of a list: the source's when it says one (no longer than the configured one
+    /// when the server's own routes of that kind are in the list too), else the configured one.
+    fn list_ttl(&self, source: Option<u64>, routes: bool) -> u64 {
+        let configured = self.inner.options.list_cache.ttl_ms;
+        match source {
+            Some(ttl) if routes => ttl.min(configured),
+            Some(ttl) => ttl,
+            None => configured,
+        }
     }
 
     /// The `cacheScope` of `skills/list` and `skills/get`, as [`list_scope`](Self::list_scope).
