@@ -55,7 +55,7 @@ impl Gateway {
         config.check().map_err(StartError::Config)?;
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone()));
+        let catalogue = Arc::new(Catalogue::new(upstreams.clone()).searching(config.catalogue));
         let report: upstream::Report = {
             let catalogue = Arc::downgrade(&catalogue);
             Arc::new(move |change| {
