@@ -236,23 +236,27 @@ impl Catalogue {
         if !self.restricted() || caller.token().is_none() {
             return Arc::clone(&listing.items);
         }
-        // Like a server's own routes: what needs more scopes is listed (a call gets 403, and the
-        // client can step up) unless the server lists only what the token permits.
-        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
+        let shown = self.shown(caller);
         let items = listing.items.iter().filter(|item| {
             let route = listing.routes.get(key(item));
-            route.is_some_and(|(at, own)| self.lists(caller, *at, named.then_some(own.as_str()), only_permitted))
+            route.is_some_and(|(at, own)| shown(*at, named.then_some(own.as_str())))
         });
         items.cloned().collect()
     }
 
-    /// Whether `caller` is shown the entry `own` of the upstream at `at` (in lists, and in what
-    /// `search_tools` finds): what needs more scopes is, unless `only_permitted`.
-    fn lists(&self, caller: &Principal, at: usize, own: Option<&str>, only_permitted: bool) -> bool {
-        match self.access(caller, at, own) {
-            Access::Granted => true,
-            Access::NeedsScopes(_) => !only_permitted,
-            Access::Hidden => false,
+    /// Whether `caller` is shown an entry (its upstream, and its own name for a tool or prompt):
+    /// in the lists, and in what `search_tools` finds.
+    fn shown<'a>(&'a self, caller: &'a Principal) -> impl Fn(usize, Option<&str>) -> bool + 'a {
+        let open = !self.restricted() || caller.token().is_none();
+        // Like a server's own routes: what needs more scopes is listed (a call gets 403, and the
+        // client can step up) unless the server lists only what the token permits.
+        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
+        move |at, own| {
+            open || match self.access(caller, at, own) {
+                Access::Granted => true,
+                Access::NeedsScopes(_) => !only_permitted,
+                Access::Hidden => false,
+            }
         }
     }
 
@@ -261,9 +265,8 @@ impl Catalogue {
     fn search_tools(&self, caller: &Principal, params: &CallToolRequestParams) -> Result<CallToolResult, Error> {
         let Some(search) = &self.search else { return Err(Error::invalid_params("Unknown tool: search_tools")) };
         let search = Arc::clone(&search.read().expect("not poisoned"));
-        let open = !self.restricted() || caller.token().is_none();
-        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
-        search.answer(params.arguments.as_ref(), |at, own| open || self.lists(caller, at, Some(own), only_permitted))
+        let shown = self.shown(caller);
+        search.answer(params.arguments.as_ref(), |at, own| shown(at, Some(own)))
     }
 
     /// The route of a request for `listed`, if `caller` may use it: a hidden entry is unknown,
@@ -409,9 +412,7 @@ impl ToolSource for Catalogue {
         }
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (at, own) = index.tools.routes.get(name)?;
-        let open = !self.restricted() || caller.token().is_none();
-        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
-        if !open && !self.lists(caller, *at, Some(own), only_permitted) {
+        if !self.shown(caller)(*at, Some(own.as_str())) {
             return None;
         }
         index.tools.items.iter().find(|tool| tool.name == name).cloned()
