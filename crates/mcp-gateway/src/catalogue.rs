@@ -11,7 +11,7 @@ use mcp_server::dynamic::{
 use mcp_server::{Context, Error, Principal, Server};
 use mcp_types::ext::skills::Skill;
 use mcp_types::{
-    CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
@@ -37,6 +37,9 @@ pub(crate) struct Catalogue {
     pub(crate) server: OnceLock<Server>,
     /// Upstream requests waiting for their modern callers' input.
     held: Arc<Held>,
+    /// `catalogue = "search"`: the index of the tools, rebuilt with the catalogue's when they
+    /// change (`crate::search`). None: every tool is listed.
+    search: Option<RwLock<Arc<crate::search::Search>>>,
 }
 
 /// The rebuilds after list changes: at most one runs (on a blocking thread), and changes
@@ -58,7 +61,16 @@ impl Catalogue {
             started: AtomicBool::new(false),
             server: OnceLock::new(),
             held: Arc::default(),
+            search: None,
         }
+    }
+
+    /// With `catalogue = "search"`: only `search_tools` and `call_tool` listed.
+    pub(crate) fn searching(mut self, mode: crate::config::CatalogueMode) -> Catalogue {
+        if mode == crate::config::CatalogueMode::Search {
+            self.search = Some(RwLock::default());
+        }
+        self
     }
 
     /// The first index, in configuration order (`Gateway::start`): every clash is returned.
@@ -73,6 +85,12 @@ impl Catalogue {
     fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
         let (index, clashes, changed) = Index::next(&previous, &self.upstreams, self.prefix_mode);
+        if let Some(search) = &self.search
+            && changed.tools
+        {
+            let searched = crate::search::Search::new(&index.tools);
+            *search.write().expect("not poisoned") = Arc::new(searched);
+        }
         *self.index.write().expect("not poisoned") = Arc::new(index);
         (clashes, changed)
     }
@@ -122,7 +140,8 @@ impl Catalogue {
                 self.rebuild_locked().1
             };
             if let Some(server) = self.server.get() {
-                if changed.tools {
+                // In search mode the two tools listed stay.
+                if changed.tools && self.search.is_none() {
                     server.notify_tools_list_changed();
                 }
                 if changed.prompts {
@@ -226,18 +245,37 @@ impl Catalogue {
         if !self.restricted() || caller.token().is_none() {
             return Arc::clone(&listing.items);
         }
+        let shown = self.shown(caller);
+        let items = listing.items.iter().filter(|item| {
+            let route = listing.routes.get(key(item));
+            route.is_some_and(|(at, own)| shown(*at, named.then_some(own.as_str())))
+        });
+        items.cloned().collect()
+    }
+
+    /// Whether `caller` is shown an entry (its upstream, and its own name for a tool or prompt):
+    /// in the lists, and in what `search_tools` finds.
+    fn shown<'a>(&'a self, caller: &'a Principal) -> impl Fn(usize, Option<&str>) -> bool + 'a {
+        let open = !self.restricted() || caller.token().is_none();
         // Like a server's own routes: what needs more scopes is listed (a call gets 403, and the
         // client can step up) unless the server lists only what the token permits.
         let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
-        let items = listing.items.iter().filter(|item| {
-            let route = listing.routes.get(key(item));
-            route.is_some_and(|(at, own)| match self.access(caller, *at, named.then_some(own.as_str())) {
+        move |at, own| {
+            open || match self.access(caller, at, own) {
                 Access::Granted => true,
                 Access::NeedsScopes(_) => !only_permitted,
                 Access::Hidden => false,
-            })
-        });
-        items.cloned().collect()
+            }
+        }
+    }
+
+    /// The answer to `caller`'s `search_tools` call (`catalogue = "search"`): the best matches
+    /// among the tools it would be listed in plain mode.
+    fn search_tools(&self, caller: &Principal, params: &CallToolRequestParams) -> Result<CallToolResult, Error> {
+        let Some(search) = &self.search else { return Err(Error::invalid_params("Unknown tool: search_tools")) };
+        let search = Arc::clone(&search.read().expect("not poisoned"));
+        let shown = self.shown(caller);
+        search.answer(params.arguments.as_ref(), |at, own| shown(at, Some(own)))
     }
 
     /// The route of a request for `listed`, if `caller` may use it: a hidden entry is unknown,
@@ -395,10 +433,10 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it; marked private too
-    /// when an upstream marked its own list so.
+    /// The same to every caller unless an upstream restricts who sees it (in search mode, always
+    /// the same two); marked private too when an upstream marked its own list so.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted() || self.hints().tools.private
+        self.search.is_none() && (self.restricted() || self.hints().tools.private)
     }
 
     /// The shortest `ttlMs` of the upstreams' lists (none said: the server's default).
@@ -407,11 +445,74 @@ impl ToolSource for Catalogue {
     }
 
     fn tools(&self, caller: &Principal) -> Arc<[Tool]> {
+        if self.search.is_some() {
+            return crate::search::listed();
+        }
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.tools, |tool| &tool.name, true)
     }
 
-    fn call(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
+    /// The tool `name` as `caller` may see it: in search mode, one of the two listed or any tool
+    /// of the catalogue (which may be called directly).
+    fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {
+        if self.search.is_some()
+            && let Some(tool) = crate::search::listed_tool(name)
+        {
+            return Some(tool);
+        }
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        let (at, own) = index.tools.routes.get(name)?;
+        if !self.shown(caller)(*at, Some(own.as_str())) {
+            return None;
+        }
+        index.tools.items.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        if self.search.is_some() {
+            match params.name.as_str() {
+                crate::search::SEARCH_TOOLS => {
+                    return Box::pin(std::future::ready(self.search_tools(ctx.principal(), &params)));
+                }
+                // As a direct call of the tool named: the same checks, the same errors.
+                crate::search::CALL_TOOL => match crate::search::inner_call(params) {
+                    Ok(inner) => return self.call_listed(ctx, inner),
+                    Err(error) => return Box::pin(std::future::ready(Err(error))),
+                },
+                _ => {}
+            }
+        }
+        self.call_listed(ctx, params)
+    }
+
+    /// A long call becomes a task for a caller with the tasks extension, unless its upstream
+    /// opted out (`tasks = false`). A `call_tool` may, when no upstream opted out.
+    fn task_support(&self, tool: &str) -> mcp_server::TaskSupport {
+        if self.search.is_some() {
+            match tool {
+                crate::search::SEARCH_TOOLS => return mcp_server::TaskSupport::Forbidden,
+                crate::search::CALL_TOOL if self.upstreams.iter().all(|u| u.config.tasks) => {
+                    return mcp_server::TaskSupport::Optional;
+                }
+                crate::search::CALL_TOOL => return mcp_server::TaskSupport::Forbidden,
+                _ => {}
+            }
+        }
+        let index = self.index.read().expect("not poisoned");
+        match index.tools.routes.get(tool) {
+            Some((at, _)) if self.upstreams[*at].config.tasks => mcp_server::TaskSupport::Optional,
+            _ => mcp_server::TaskSupport::Forbidden,
+        }
+    }
+
+    fn offers_tasks(&self) -> bool {
+        self.upstreams.iter().any(|upstream| upstream.config.tasks)
+    }
+}
+
+impl Catalogue {
+    /// A call of the tool the catalogue lists as `params.name`, if the caller may use it.
+    fn call_listed(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (upstream, own) = match self.route_for(ctx.principal(), &index.tools, "tool", &params.name, true) {
             Ok(route) => route,
@@ -424,20 +525,6 @@ impl ToolSource for Catalogue {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move { client.call_tool_with(&own, &*arguments, options).await })
         })
-    }
-
-    /// A long call becomes a task for a caller with the tasks extension, unless its upstream
-    /// opted out (`tasks = false`).
-    fn task_support(&self, tool: &str) -> mcp_server::TaskSupport {
-        let index = self.index.read().expect("not poisoned");
-        match index.tools.routes.get(tool) {
-            Some((at, _)) if self.upstreams[*at].config.tasks => mcp_server::TaskSupport::Optional,
-            _ => mcp_server::TaskSupport::Forbidden,
-        }
-    }
-
-    fn offers_tasks(&self) -> bool {
-        self.upstreams.iter().any(|upstream| upstream.config.tasks)
     }
 }
 

@@ -6,6 +6,8 @@
 //! audit = "/var/log/mcp-gateway.jsonl"  # a JSON line per call, read, prompt and list ("stderr")
 //! prefix_mode = "always"             # tools and prompts under `<prefix>_<name>` always (default),
 //!                                    # "conditional" (only a clashing name) or "never"
+//! catalogue = "search"               # list only `search_tools` and `call_tool` (default "plain":
+//!                                    # every tool)
 //!
 //! [[upstream]]
 //! name = "files"                     # tools are listed as `files_<tool>`
@@ -71,6 +73,10 @@ pub struct Config {
     /// The servers behind the gateway.
     #[serde(rename = "upstream", default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// What `tools/list` lists: every upstream's tools (`"plain"`, the default), or only
+    /// `search_tools` and `call_tool` (`"search"`), for catalogues too large for a model's context.
+    #[serde(default)]
+    pub catalogue: CatalogueMode,
     /// Makes the HTTP endpoint an OAuth 2.1 resource server; none: it takes every caller.
     #[serde(default)]
     pub authorization: Option<AuthorizationConfig>,
@@ -284,6 +290,19 @@ pub enum PrefixMode {
     /// Names as the upstreams list them: a clash is refused at start; after start, the
     /// upstream configured first keeps the name, the other's entry is left out (logged).
     Never,
+}
+
+/// What the gateway's `tools/list` lists (`catalogue`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CatalogueMode {
+    /// Every tool of every upstream the caller may see.
+    #[default]
+    Plain,
+    /// Two tools: `search_tools` (BM25 over the names, descriptions and arguments of the tools the
+    /// caller may see; their full definitions, best first) and `call_tool` (calls one by name, as
+    /// a direct call would). Direct calls of the tools still work.
+    Search,
 }
 
 /// The protocol era to speak to an upstream.

@@ -57,7 +57,7 @@ impl Gateway {
         let audit = config.audit.as_deref().map(crate::audit::Audit::open).transpose().map_err(StartError::Config)?;
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone(), config.prefix_mode));
+        let catalogue = Arc::new(Catalogue::new(upstreams.clone(), config.prefix_mode).searching(config.catalogue));
         let report: upstream::Report = {
             let catalogue = Arc::downgrade(&catalogue);
             Arc::new(move |change| {

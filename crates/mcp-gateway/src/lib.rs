@@ -62,6 +62,9 @@
 //!   subscribed to the URI.
 //! - [`Gateway::http_config`] makes the endpoint an OAuth 2.1 resource server (`[authorization]`);
 //!   each upstream's `scopes`, `principals` and `entry_scopes` decide what a caller sees and uses.
+//! - `catalogue = "search"` lists two tools instead of every upstream's: `search_tools` (BM25
+//!   over the tools the caller may see) and `call_tool` (calls one by name, as a direct call
+//!   would).
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
 
@@ -74,8 +77,11 @@ mod failure;
 mod gateway;
 mod index;
 mod metrics;
+/// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
+#[doc(hidden)]
+pub mod search;
 mod upstream;
 
-pub use config::{Config, UpstreamConfig};
+pub use config::{CatalogueMode, Config, UpstreamConfig};
 pub use gateway::{Gateway, StartError};
 pub use index::Clash;

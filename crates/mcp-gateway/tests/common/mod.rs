@@ -9,6 +9,7 @@ use mcp_gateway::{Config, Gateway};
 use mcp_server::Server;
 use mcp_server::types::ContentBlock;
 
+pub mod catalogue;
 pub mod shifting;
 
 /// Some text.
