@@ -59,7 +59,6 @@ fi
 (cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes)
 NOTES="$TARGET_DIR/debug/examples/notes"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 # The URL on the `listening on URL` line a process writes to FILE (PID must stay alive).
 wait_listening() {
   local file="$1" pid="$2" url=""

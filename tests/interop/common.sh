@@ -30,3 +30,21 @@ find_node() {
     fi
   }
 }
+
+# A free TCP port on 127.0.0.1.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# Waits (15 s at most) until something listens on 127.0.0.1:$1.
+wait_port() {
+  for _ in $(seq 1 150); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  die "nothing listens on port $1"
+}
+
+# Every pid appended to PIDS is killed when the script exits.
+kill_on_exit() {
+  PIDS=()
+  trap 'for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+}

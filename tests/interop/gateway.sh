@@ -30,16 +30,7 @@ find_node
 # The same features as .ci/run's example build, so that CI reuses it.
 (cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes --bin mcp-gateway)
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  die "nothing listens on port $1"
-}
-PIDS=()
-trap 'for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+kill_on_exit
 
 PY_PORT=$(free_port)
 "$PY" "$CACHE/py_server.py" http "$PY_PORT" > "$LOGS/python.log" 2>&1 & PIDS+=($!)
