@@ -9,7 +9,7 @@
 //!
 //! Words are lowercased and split as said; a short list of English stop words is left out, and
 //! a plural `-s` / `-ies` is taken off (`files` is `file`, `cities` is `city`), in the tools and
-//! in the query alike. The index ([`ToolIndex`]) is built when the merged tool list changes,
+//! in the query alike. The index (`ToolIndex`) is built when the merged tool list changes,
 //! not per query.
 
 use std::collections::HashMap;
