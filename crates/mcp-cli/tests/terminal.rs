@@ -41,3 +41,54 @@ fn a_declined_elicitation_says_so() {
     terminal.exp_string("User response: Decline").unwrap();
     terminal.exp_eof().unwrap();
 }
+
+#[test]
+fn a_url_elicitation_opens_the_browser_after_consent() {
+    use mcp_server::{Context, Error, NoArguments, Server, ToolRoute};
+
+    // A server whose tool sends the user to a URL (2026-07-28 URL-mode elicitation).
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = Server::builder("url-elicitation", "0.0.1")
+        .tool(ToolRoute::new("visit", |ctx: Context, _: NoArguments| async move {
+            let params = serde_json::from_value(serde_json::json!({
+                "mode": "url", "message": "Sign the form", "url": "https://example.com/form"
+            }))
+            .expect("URL elicitation parameters");
+            let answer = ctx.elicit_with("visit", params).await?;
+            Ok::<_, Error>(format!("visited: {:?}", answer.action))
+        }))
+        .build()
+        .unwrap();
+    runtime.spawn(mcp_server::http::serve(listener, server, mcp_server::http::HttpConfig::default()));
+
+    let scratch = Scratch::new();
+    // The "browser" records the URL it was asked to open.
+    let opened = scratch.path().join("opened.txt");
+    let browser = scratch.path().join("browser.sh");
+    std::fs::write(&browser, format!("#!/bin/sh\nprintf '%s' \"$1\" > {}\n", opened.display())).unwrap();
+    std::fs::set_permissions(&browser, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    let mut command = scratch.terminal_command();
+    command.env("BROWSER", &browser).args(["call", &url, "visit"]);
+    let mut terminal = spawn_command(command, Some(30_000)).unwrap();
+    terminal.exp_string("The server asks: Sign the form").unwrap();
+    terminal.exp_string("https://example.com/form").unwrap();
+    terminal.exp_string("Open this URL in the browser? [y]es / [n]o (decline) / [c]ancel: ").unwrap();
+    terminal.send_line("y").unwrap();
+    terminal.exp_string("visited: Accept").unwrap();
+    terminal.exp_eof().unwrap();
+    assert_eq!(std::fs::read_to_string(&opened).unwrap(), "https://example.com/form");
+
+    // Declined: the browser is not opened.
+    std::fs::remove_file(&opened).unwrap();
+    let mut command = scratch.terminal_command();
+    command.env("BROWSER", &browser).args(["call", &url, "visit"]);
+    let mut terminal = spawn_command(command, Some(30_000)).unwrap();
+    terminal.exp_string("Open this URL in the browser?").unwrap();
+    terminal.send_line("n").unwrap();
+    terminal.exp_string("visited: Decline").unwrap();
+    terminal.exp_eof().unwrap();
+    assert!(!opened.exists(), "a declined URL is not opened");
+}
