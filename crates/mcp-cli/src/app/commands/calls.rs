@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mcp_client::types::{CompleteRequestParamsRef, JsonObject, LoggingLevel};
+use mcp_client::types::{CallToolResult, CompleteRequestParamsRef, JsonObject, LoggingLevel};
 use mcp_client::{CallOptions, Progress, ToolCall as Started};
 use serde_json::{Value, json};
 
@@ -71,13 +71,19 @@ pub async fn call(session: Session, call: ToolCall<'_>) -> Outcome {
         session.client.call_tool_with(call.tool, &arguments, options).await.map_err(|e| session.failed(e))?
     };
     progress.finish_and_clear();
+    show_result(&session, &result, || format!("the tool `{}` reported an error", call.tool))
+}
+
+/// Prints a tool's result (`--json`: as the protocol's JSON); an `isError` result is a
+/// [`Kind::ToolError`] failure saying `what`.
+pub fn show_result(session: &Session, result: &CallToolResult, what: impl FnOnce() -> String) -> Outcome {
     if session.json {
-        render::json(&result);
+        render::json(result);
     } else if session.human() {
-        render::call_result(&result);
+        render::call_result(result);
     }
     if result.is_error == Some(true) {
-        return Err(Failure::new(Kind::ToolError, format!("the tool `{}` reported an error", call.tool)));
+        return Err(Failure::new(Kind::ToolError, what()));
     }
     Ok(())
 }

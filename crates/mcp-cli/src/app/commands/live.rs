@@ -113,15 +113,7 @@ pub async fn tasks(session: Session, words: &[String]) -> Outcome {
             let handle = handle.on_status(super::calls::task_status(&progress));
             let result = handle.wait_or_cancel().await.map_err(|e| session.failed(e))?;
             progress.finish_and_clear();
-            if session.json {
-                render::json(&result);
-            } else if session.human() {
-                render::call_result(&result);
-            }
-            if result.is_error == Some(true) {
-                return Err(Failure::new(Kind::ToolError, format!("task {id} ended with a tool error")));
-            }
-            Ok(())
+            super::calls::show_result(&session, &result, || format!("task {id} ended with a tool error"))
         }
         other => Err(Failure::usage(format!("`mcp tasks` has no action {other:?}: use get, cancel or wait"))),
     }
