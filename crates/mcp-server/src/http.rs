@@ -289,19 +289,21 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     shared.start_sweeper();
     let (parts, body) = request.into_parts();
     // A POST carries a request: its span opens now, so that the authorization check runs in it
-    // and a refusal before the server sees the message is recorded in it.
-    let mut arrival = (parts.method == Method::POST)
-        .then(|| Arrival::open(header_str(&parts.headers, &METHOD_HEADER), || trace_headers(&parts.headers)));
+    // and a refusal before the server sees the message is recorded in it. A GET or a DELETE has
+    // a span of its own too, named by the HTTP method.
+    let trace = || trace_headers(&parts.headers);
+    let mut arrival = match parts.method {
+        Method::POST => Some(Arrival::open(header_str(&parts.headers, &METHOD_HEADER), trace)),
+        Method::GET => Some(Arrival::open_without_message("GET", trace)),
+        Method::DELETE => Some(Arrival::open_without_message("DELETE", trace)),
+        _ => None,
+    };
     let response = serve_endpoint(shared, parts, body, arrival.as_mut()).await;
     // Refused before the server served the message (unless recorded already): by the JSON-RPC
     // error the body carries, else by the HTTP status.
     if let Some(arrival) = &mut arrival {
-        if let Some(RefusedWith(code)) = response.extensions().get::<RefusedWith>() {
-            arrival.refused_rpc(*code);
-        } else if response.status().is_client_error() || response.status().is_server_error() {
-            let status = response.status();
-            arrival.refused_http(status.as_u16(), status.canonical_reason().unwrap_or("refused"));
-        }
+        let rpc_code = response.extensions().get::<RefusedWith>().map(|RefusedWith(code)| *code);
+        arrival.answered(response.status(), rpc_code);
     }
     response
 }

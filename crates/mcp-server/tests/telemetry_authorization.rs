@@ -2,7 +2,8 @@
 //! exporters: its span is a child of the request's span; a request it refuses still has a
 //! request span; and a refusal, by the check or for a route's scope, carries the HTTP status the
 //! caller saw as `error.type`, in the span and in `mcp.server.operation.duration`; the span's
-//! parent is the HTTP `traceparent` header's context, `_meta`'s a link. One test: the
+//! parent is the HTTP `traceparent` header's context, `_meta`'s a link. A GET and a DELETE have
+//! spans too, named by the HTTP method. One test: the
 //! meter provider must be the process's global one before the server records anything.
 #![cfg(all(feature = "otel", feature = "auth"))]
 
@@ -102,13 +103,19 @@ async fn the_authorization_check_is_a_child_of_the_request_and_refusals_carry_th
     let forbidden = post(Some("reader"), "purge", 3).await.unwrap();
     assert_eq!(forbidden.status(), 403);
     assert!(forbidden.headers()["www-authenticate"].to_str().unwrap().contains("insufficient_scope"));
+    // A GET and a DELETE carry no MCP message; each still has a span, with its refusal.
+    let http = reqwest::Client::new();
+    let stream = http.get(&url).header("accept", "text/event-stream").header("authorization", "Bearer forged");
+    assert_eq!(stream.send().await.unwrap().status(), 401);
+    let end = http.delete(&url).header("authorization", "Bearer reader").header("mcp-session-id", "unknown");
+    assert_eq!(end.send().await.unwrap().status(), 404);
 
     let _ = tracer_provider.force_flush();
     let finished = spans.get_finished_spans().unwrap();
     let requests: Vec<&SpanData> = finished.iter().filter(|span| span.span_kind == SpanKind::Server).collect();
     let checks: Vec<&SpanData> = finished.iter().filter(|span| span.name == "authorization").collect();
-    assert_eq!(requests.len(), 3, "{finished:#?}");
-    assert_eq!(checks.len(), 3, "{finished:#?}");
+    assert_eq!(requests.len(), 5, "{finished:#?}");
+    assert_eq!(checks.len(), 5, "{finished:#?}");
     // Every check is the child of a request span, in its trace.
     for check in &checks {
         let parent = requests
@@ -140,6 +147,17 @@ async fn the_authorization_check_is_a_child_of_the_request_and_refusals_carry_th
     assert_eq!(attribute(scoped, "error.type").as_deref(), Some("403"));
     assert_eq!(attribute(scoped, "http.response.status_code").as_deref(), Some("403"));
     assert_eq!(scoped.status, Status::error("HTTP 403: insufficient_scope"));
+    // The GET refused by the check, and the DELETE of a session that does not exist: spans named
+    // by the HTTP method, with no MCP method.
+    let get = requests.iter().find(|span| span.name == "GET").expect("the GET's span");
+    assert_eq!(attribute(get, "http.request.method").as_deref(), Some("GET"));
+    assert_eq!(attribute(get, "error.type").as_deref(), Some("401"));
+    assert_eq!(attribute(get, "mcp.method.name"), None);
+    assert!(checks.iter().any(|check| check.parent_span_id == get.span_context.span_id()));
+    let delete = requests.iter().find(|span| span.name == "DELETE").expect("the DELETE's span");
+    assert_eq!(attribute(delete, "error.type").as_deref(), Some("404"));
+    assert_eq!(attribute(delete, "http.response.status_code").as_deref(), Some("404"));
+    assert_eq!(delete.status, Status::error("HTTP 404: Not Found"));
 
     meter_provider.force_flush().unwrap();
     let mut error_types = Vec::new();
@@ -158,5 +176,6 @@ async fn the_authorization_check_is_a_child_of_the_request_and_refusals_carry_th
     }
     error_types.sort();
     error_types.dedup();
+    // The GET and the DELETE are no MCP operations: no 404 here.
     assert_eq!(error_types, [None, Some("401".to_owned()), Some("403".to_owned())]);
 }
