@@ -11,7 +11,7 @@ use mcp_server::middleware::{McpLayer, McpRequest, McpResponse, McpService, towe
 use serde_json::Value;
 use tower::ServiceExt as _;
 
-use crate::catalogue::Catalogue;
+use crate::live::Live;
 
 /// Where the lines go.
 pub(crate) struct Audit {
@@ -50,15 +50,15 @@ impl Audit {
 /// prompts, reads, completions, the four lists): who, which upstream (as the catalogue routes the
 /// request: `Catalogue::decide`), what, whether it was refused before reaching an upstream and
 /// why, how long it took, and its error.
-pub(crate) fn layer(audit: Arc<Audit>, catalogue: Weak<Catalogue>) -> impl McpLayer {
+pub(crate) fn layer(audit: Arc<Audit>, live: Weak<Live>) -> impl McpLayer {
     tower::layer::layer_fn(move |inner: McpService| {
-        let (audit, catalogue) = (Arc::clone(&audit), catalogue.clone());
+        let (audit, live) = (Arc::clone(&audit), live.clone());
         tower::service_fn(move |request: McpRequest| {
             let (audit, inner) = (Arc::clone(&audit), inner.clone());
             let caller = request.principal().clone();
             let (method, name) = (request.method(), request.call.target().map(str::to_owned));
             let (upstream, denied) =
-                catalogue.upgrade().map(|catalogue| catalogue.decide(&caller, &request.call)).unwrap_or_default();
+                live.upgrade().map(|live| live.get().decide(&caller, &request.call)).unwrap_or_default();
             async move {
                 let started = Instant::now();
                 let outcome = inner.oneshot(request).await;

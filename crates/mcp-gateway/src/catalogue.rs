@@ -65,6 +65,18 @@ impl Catalogue {
         }
     }
 
+    /// Holding the requests `held` holds (a reload's next catalogue takes over the previous one's,
+    /// so that a caller's answer reaches the upstream request that waits for it).
+    pub(crate) fn holding(mut self, held: Arc<Held>) -> Catalogue {
+        self.held = held;
+        self
+    }
+
+    /// The upstream requests waiting for their modern callers' input.
+    pub(crate) fn held(&self) -> Arc<Held> {
+        Arc::clone(&self.held)
+    }
+
     /// With `catalogue = "search"`: only `search_tools` and `call_tool` listed.
     pub(crate) fn searching(mut self, mode: crate::config::CatalogueMode) -> Catalogue {
         if mode == crate::config::CatalogueMode::Search {
@@ -151,6 +163,27 @@ impl Catalogue {
                     server.notify_resources_list_changed();
                 }
             }
+        }
+    }
+
+    /// After a reload replaced `before` with this catalogue: tells the downstream clients which
+    /// lists differ.
+    pub(crate) fn tell_changes_since(&self, before: &Catalogue) {
+        let (now, then) = (self.index.read().expect("not poisoned"), before.index.read().expect("not poisoned"));
+        let Some(server) = self.server.get() else { return };
+        // In search mode the two tools listed stay.
+        let searching = self.search.is_some();
+        if searching != before.search.is_some() || (now.tools.items != then.tools.items && !searching) {
+            server.notify_tools_list_changed();
+        }
+        if now.prompts.items != then.prompts.items {
+            server.notify_prompts_list_changed();
+        }
+        let resources = now.resources.items != then.resources.items
+            || now.templates.items != then.templates.items
+            || now.skills.items != then.skills.items;
+        if resources {
+            server.notify_resources_list_changed();
         }
     }
 

@@ -64,7 +64,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 /// The whole file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Where the downstream HTTP endpoint listens (`IP:port`); none: only `--stdio` serves.
@@ -100,7 +100,7 @@ pub struct Config {
 
 /// How the HTTP endpoint checks its callers' access tokens (stdio has no tokens: its caller
 /// is the process that started the gateway).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthorizationConfig {
     /// The endpoint's canonical URI: the audience (`resource`) its tokens must be issued for.
@@ -125,7 +125,7 @@ pub struct AuthorizationConfig {
 /// `Last-Event-ID` on any instance), tasks, and used single-use states; with `state_secret`,
 /// every instance opens the `requestState` another sealed. Each instance follows its upstreams
 /// itself, so list changes and resource updates reach its own callers without Redis.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedisConfig {
     /// `redis://host:port/db`.
@@ -140,7 +140,7 @@ pub struct RedisConfig {
 }
 
 /// The gateway's credentials at the authorization server's introspection endpoint.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntrospectionConfig {
     /// The gateway's client id.
@@ -155,7 +155,7 @@ pub struct IntrospectionConfig {
 /// The gateway's own OAuth client for an HTTP upstream: the client credentials grant, at the
 /// configured `issuer` alone. An upstream whose Protected Resource Metadata does not list that
 /// authorization server is refused (down, naming why): the credentials never go elsewhere.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamOAuth {
     /// The authorization server's issuer identifier, exactly as in its metadata (required).
@@ -171,7 +171,7 @@ pub struct UpstreamOAuth {
 }
 
 /// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
     /// The upstream's name, in errors and logs, and the default prefix of its tools.
@@ -334,6 +334,20 @@ impl Config {
     /// How long a call runs before it becomes a task (for callers with the tasks extension).
     pub fn task_after(&self) -> Duration {
         Duration::from_secs_f64(self.task_after_secs.unwrap_or(1.0).max(0.0))
+    }
+
+    /// What differs from `running` that a reload cannot change (the endpoint, its
+    /// authorization, Redis, the audit log, when a call becomes a task): kept as it is until a
+    /// restart.
+    pub fn restart_only_changes(&self, running: &Config) -> Vec<&'static str> {
+        let fields = [
+            ("listen", self.listen != running.listen),
+            ("authorization", self.authorization != running.authorization),
+            ("redis", self.redis != running.redis),
+            ("audit", self.audit != running.audit),
+            ("task_after_secs", self.task_after_secs != running.task_after_secs),
+        ];
+        fields.into_iter().filter(|(_, changed)| *changed).map(|(field, _)| field).collect()
     }
 
     /// Reads and checks a TOML configuration.

@@ -8,6 +8,7 @@ use mcp_server::Server;
 use crate::catalogue::Catalogue;
 use crate::config::{self, Config};
 use crate::index::Clash;
+use crate::live::Live;
 use crate::upstream::{self, Upstream};
 
 /// With `[redis]`, the DPoP proofs of one key held in the shared replay store at most (about 130
@@ -40,11 +41,20 @@ impl std::error::Error for StartError {}
 /// A running gateway: its upstreams supervised, its downstream [`Server`] ready to serve.
 pub struct Gateway {
     server: Server,
-    catalogue: Arc<Catalogue>,
+    live: Arc<Live>,
     authorization: Option<config::AuthorizationConfig>,
     /// The Redis the instances of a deployment share, if configured.
     redis: Option<mcp_server_redis::Redis>,
-    supervisors: Vec<tokio::task::JoinHandle<()>>,
+    /// Tells the catalogue in service what an upstream reports.
+    report: upstream::Report,
+    /// The configuration in service and each upstream's supervisor; a reload holds it.
+    running: tokio::sync::Mutex<Running>,
+}
+
+/// What a reload replaces.
+struct Running {
+    config: Config,
+    supervisors: Vec<(Arc<Upstream>, tokio::task::JoinHandle<()>)>,
 }
 
 impl Gateway {
@@ -57,11 +67,13 @@ impl Gateway {
         let audit = config.audit.as_deref().map(crate::audit::Audit::open).transpose().map_err(StartError::Config)?;
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone(), config.prefix_mode).searching(config.catalogue));
+        let catalogue = Arc::new(catalogue_of(config, upstreams.clone(), Arc::default()));
+        let live = Arc::new(Live::new(Arc::clone(&catalogue)));
         let report: upstream::Report = {
-            let catalogue = Arc::downgrade(&catalogue);
+            let live = Arc::downgrade(&live);
             Arc::new(move |change| {
-                let Some(catalogue) = catalogue.upgrade() else { return };
+                let Some(live) = live.upgrade() else { return };
+                let catalogue = live.get();
                 match change {
                     upstream::Change::Lists => catalogue.changed(),
                     // The server tells the callers that subscribed to it (or to a prefix of it), if
@@ -70,14 +82,14 @@ impl Gateway {
                 }
             })
         };
-        let supervisors: Vec<_> = upstreams
-            .iter()
-            .map(|upstream| tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(&report))))
-            .collect();
-        crate::metrics::watch(&upstreams);
+        let supervisors: Vec<_> = upstreams.iter().map(|upstream| supervised(upstream, &report)).collect();
+        crate::metrics::watch({
+            let live = Arc::downgrade(&live);
+            move || live.upgrade().map(|live| live.get().upstreams.clone()).unwrap_or_default()
+        });
         futures::future::join_all(upstreams.iter().map(|u| u.first_attempt())).await;
         if let Some(clash) = catalogue.start().into_iter().next() {
-            supervisors.iter().for_each(|s| s.abort());
+            supervisors.iter().for_each(|(_, supervisor)| supervisor.abort());
             return Err(StartError::Clash(clash));
         }
         let redis = match &config.redis {
@@ -103,17 +115,17 @@ impl Gateway {
             builder = builder.state_keyring(mcp_server::StateKeyring::new("shared", key));
         }
         if let Some(audit) = audit {
-            builder = builder.layer(crate::audit::layer(Arc::new(audit), Arc::downgrade(&catalogue)));
+            builder = builder.layer(crate::audit::layer(Arc::new(audit), Arc::downgrade(&live)));
         }
         let server = builder
-            .tool_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ToolSource>)
-            .prompt_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::PromptSource>)
-            .resource_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::ResourceSource>)
-            .skill_source(Arc::clone(&catalogue) as Arc<dyn mcp_server::dynamic::SkillSource>)
+            .tool_source(Arc::clone(&live) as Arc<dyn mcp_server::dynamic::ToolSource>)
+            .prompt_source(Arc::clone(&live) as Arc<dyn mcp_server::dynamic::PromptSource>)
+            .resource_source(Arc::clone(&live) as Arc<dyn mcp_server::dynamic::ResourceSource>)
+            .skill_source(Arc::clone(&live) as Arc<dyn mcp_server::dynamic::SkillSource>)
             .completion({
-                let catalogue = Arc::downgrade(&catalogue);
+                let live = Arc::downgrade(&live);
                 move |ctx: mcp_server::Context, params| {
-                    let catalogue = catalogue.upgrade();
+                    let catalogue = live.upgrade().map(|live| live.get());
                     async move {
                         match catalogue {
                             Some(catalogue) => catalogue.complete(ctx.principal(), params).await,
@@ -125,11 +137,87 @@ impl Gateway {
             .build()
             .map_err(|e| StartError::Server(e.to_string()))?;
         let _ = catalogue.server.set(server.clone());
-        let gateway = Gateway { server, catalogue, supervisors, authorization: config.authorization.clone(), redis };
+        let running = Running { config: config.clone(), supervisors };
+        let gateway = Gateway {
+            server,
+            live,
+            report,
+            running: tokio::sync::Mutex::new(running),
+            authorization: config.authorization.clone(),
+            redis,
+        };
         if let Some(authorization) = gateway.http_config().authorization {
             check_authorization(&authorization).await?;
         }
         Ok(gateway)
+    }
+
+    /// Serves `config` from the next request on, without dropping a session or a request in
+    /// flight: an upstream whose configuration is unchanged keeps its connections; a new or
+    /// changed one is connected first (its first attempt), then the whole catalogue (names,
+    /// visibility, search mode) is replaced at once, and the connections of a removed or
+    /// changed upstream close once their requests in flight have had their time. An invalid
+    /// configuration, or one whose new upstreams clash with the others, is refused and the
+    /// running one kept. Settings the running endpoint was built with (`listen`,
+    /// `[authorization]`, `[redis]`, `audit`, `task_after_secs`) need a restart: a change to
+    /// them is kept out, and said in the result.
+    pub async fn reload(&self, config: &Config) -> Result<Reloaded, StartError> {
+        config.check().map_err(StartError::Config)?;
+        let mut running = self.running.lock().await;
+        let mut reloaded =
+            Reloaded { restart_needed: config.restart_only_changes(&running.config), ..Reloaded::default() };
+        let before = self.live.get();
+        let mut fresh = Vec::new();
+        let upstreams: Vec<Arc<Upstream>> = config
+            .upstreams
+            .iter()
+            .map(|wanted| match running.supervisors.iter().find(|(u, _)| u.config == *wanted) {
+                Some((kept, _)) => Arc::clone(kept),
+                None => {
+                    let upstream = Arc::new(Upstream::new(wanted.clone()));
+                    let known = running.supervisors.iter().any(|(u, _)| u.name() == wanted.name);
+                    match known {
+                        true => reloaded.replaced.push(wanted.name.clone()),
+                        false => reloaded.added.push(wanted.name.clone()),
+                    }
+                    fresh.push(supervised(&upstream, &self.report));
+                    upstream
+                }
+            })
+            .collect();
+        futures::future::join_all(fresh.iter().map(|(u, _)| u.first_attempt())).await;
+        let next = Arc::new(catalogue_of(config, upstreams, before.held()));
+        let clashes = next.start();
+        // Clashes among the upstreams that stayed are the running catalogue's own (left out as
+        // after any list change); one that a new upstream brings is the configuration's fault.
+        let is_fresh = |name: &str| fresh.iter().any(|(u, _)| u.name() == name);
+        if let Some(clash) = clashes.into_iter().find(|c| is_fresh(&c.first.0) || is_fresh(&c.second.0)) {
+            fresh.iter().for_each(|(_, supervisor)| supervisor.abort());
+            return Err(StartError::Clash(clash));
+        }
+        let _ = next.server.set(self.server.clone());
+        let before = self.live.replace(Arc::clone(&next));
+        next.tell_changes_since(&before);
+        let (stay, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut running.supervisors)
+            .into_iter()
+            .partition(|(u, _)| next.upstreams.iter().any(|kept| Arc::ptr_eq(kept, u)));
+        for (upstream, supervisor) in gone {
+            supervisor.abort();
+            upstream.retire();
+            if !config.upstreams.iter().any(|c| c.name == upstream.name()) {
+                reloaded.removed.push(upstream.name().to_owned());
+            }
+        }
+        running.supervisors = stay.into_iter().chain(fresh).collect();
+        // What needs a restart stays as the endpoint was built.
+        let mut kept = config.clone();
+        kept.listen.clone_from(&running.config.listen);
+        kept.authorization.clone_from(&running.config.authorization);
+        kept.redis.clone_from(&running.config.redis);
+        kept.audit.clone_from(&running.config.audit);
+        kept.task_after_secs = running.config.task_after_secs;
+        running.config = kept;
+        Ok(reloaded)
     }
 
     /// The downstream server: serve it with `mcp_server::http::serve` or `mcp_server::stdio`.
@@ -139,19 +227,19 @@ impl Gateway {
 
     /// The names of the upstreams that are connected now.
     pub fn connected(&self) -> Vec<String> {
-        self.catalogue.upstreams.iter().filter(|u| u.up().is_ok()).map(|u| u.name().to_owned()).collect()
+        self.live.get().upstreams.iter().filter(|u| u.up().is_ok()).map(|u| u.name().to_owned()).collect()
     }
 
     /// Each upstream, in configuration order, and why it is not connected (`Ok` when it is).
     pub fn upstreams(&self) -> Vec<(String, Result<(), String>)> {
-        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.up())).collect()
+        self.live.get().upstreams.iter().map(|u| (u.name().to_owned(), u.up())).collect()
     }
 
     /// Each upstream's connection attempts finished so far (for tests: the log says an
     /// upstream that stays down only once a minute).
     #[doc(hidden)]
     pub fn connection_attempts(&self) -> Vec<(String, u64)> {
-        self.catalogue.upstreams.iter().map(|u| (u.name().to_owned(), u.attempts())).collect()
+        self.live.get().upstreams.iter().map(|u| (u.name().to_owned(), u.attempts())).collect()
     }
 
     /// How many names the index records now: owners of every kind, template literal starts and
@@ -159,7 +247,7 @@ impl Gateway {
     /// listed last).
     #[doc(hidden)]
     pub fn recorded_names(&self) -> usize {
-        self.catalogue.recorded()
+        self.live.get().recorded()
     }
 
     /// The downstream HTTP settings the configuration asks for: its `[authorization]` (a
@@ -186,7 +274,7 @@ impl Gateway {
                 None => ResourceServer::builder(resource, JwtVerifier::new(issuer, resource)),
             };
             let mut scopes: Vec<String> = authorization.required_scopes.clone();
-            for upstream in &self.catalogue.upstreams {
+            for upstream in &self.live.get().upstreams {
                 scopes.extend(upstream.config.scopes.iter().cloned());
                 scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
             }
@@ -213,8 +301,9 @@ impl Gateway {
     /// `mcp_server::http::serve_router`, which applies `config`'s connection limits.
     pub fn router(&self, config: mcp_server::http::HttpConfig) -> axum::Router {
         use axum::http::{StatusCode, header};
-        let catalogue = Arc::clone(&self.catalogue);
+        let live = Arc::clone(&self.live);
         let states = move |ready_only: bool| {
+            let catalogue = live.get();
             let upstreams: serde_json::Map<String, serde_json::Value> = catalogue
                 .upstreams
                 .iter()
@@ -252,6 +341,46 @@ async fn check_authorization(authorization: &mcp_server::auth::ResourceServer) -
 impl Drop for Gateway {
     fn drop(&mut self) {
         // The supervisors own the upstream clients; a stdio child ends with its client.
-        self.supervisors.iter().for_each(|s| s.abort());
+        self.running.get_mut().supervisors.iter().for_each(|(_, supervisor)| supervisor.abort());
+    }
+}
+
+/// The catalogue of `upstreams` as `config` lists them, holding `held`.
+fn catalogue_of(config: &Config, upstreams: Vec<Arc<Upstream>>, held: Arc<crate::bridge::Held>) -> Catalogue {
+    Catalogue::new(upstreams, config.prefix_mode).searching(config.catalogue).holding(held)
+}
+
+/// `upstream` and its supervisor, started.
+fn supervised(upstream: &Arc<Upstream>, report: &upstream::Report) -> (Arc<Upstream>, tokio::task::JoinHandle<()>) {
+    (Arc::clone(upstream), tokio::spawn(upstream::supervise(Arc::clone(upstream), Arc::clone(report))))
+}
+
+/// What a reload changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Upstreams new to the configuration.
+    pub added: Vec<String>,
+    /// Upstreams whose configuration changed: connected anew, the old connections retired.
+    pub replaced: Vec<String>,
+    /// Upstreams no longer in the configuration: their connections retired.
+    pub removed: Vec<String>,
+    /// Settings that differ but need a restart (kept as they were).
+    pub restart_needed: Vec<&'static str>,
+}
+
+impl std::fmt::Display for Reloaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |names: &[String]| if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+        write!(
+            f,
+            "added: {}; replaced: {}; removed: {}",
+            list(&self.added),
+            list(&self.replaced),
+            list(&self.removed)
+        )?;
+        if !self.restart_needed.is_empty() {
+            write!(f, "; needs a restart, kept as it was: {}", self.restart_needed.join(", "))?;
+        }
+        Ok(())
     }
 }

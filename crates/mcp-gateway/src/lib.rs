@@ -41,6 +41,9 @@
 //!   fewest requests in flight, and each process is restarted on its own.
 //! - Each upstream may be given a concurrency limit (`max_concurrent_requests`; more requests wait
 //!   up to `queue_timeout_secs`, then fail naming it) and a request timeout (`timeout_secs`).
+//! - [`Gateway::reload`] (the binary: SIGHUP, or a change to its file) serves a new configuration
+//!   without dropping sessions or calls in flight: unchanged upstreams keep their connections,
+//!   new and changed ones connect first, and the whole catalogue is swapped at once.
 //! - [`Gateway::router`] adds `GET /healthz` and `GET /readyz` (503 while an upstream is down) to
 //!   the MCP endpoint.
 //!
@@ -76,6 +79,7 @@ mod era;
 mod failure;
 mod gateway;
 mod index;
+mod live;
 mod metrics;
 /// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
 #[doc(hidden)]
@@ -83,5 +87,5 @@ pub mod search;
 mod upstream;
 
 pub use config::{CatalogueMode, Config, UpstreamConfig};
-pub use gateway::{Gateway, StartError};
+pub use gateway::{Gateway, Reloaded, StartError};
 pub use index::Clash;

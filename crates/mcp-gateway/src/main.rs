@@ -1,13 +1,17 @@
 //! `mcp-gateway --config gateway.toml [--stdio]`: serves the configuration's upstreams as one MCP
 //! endpoint, over HTTP at `http://<listen>/mcp` (with `GET /healthz` and `GET /readyz`) and, with
 //! `--stdio`, on stdin and stdout. SIGINT or SIGTERM stops accepting connections and lets the
-//! open ones finish. Logs go to stderr (`RUST_LOG`, default `info`). With the `otel` feature (the
+//! open ones finish. SIGHUP, or a change to the configuration file (looked at every two seconds
+//! unless `--no-watch`), reloads it without dropping a session or a call in flight
+//! (`Gateway::reload`); a configuration that does not load is refused, logged, and the running
+//! one kept. Logs go to stderr (`RUST_LOG`, default `info`). With the `otel` feature (the
 //! default), setting `OTEL_TRACES_EXPORTER`, `OTEL_METRICS_EXPORTER` or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` exports traces and metrics as `mcp_server::otel` describes
 //! (OTLP, Prometheus on `OTEL_EXPORTER_PROMETHEUS_PORT`, console).
 //! With the `mimalloc` feature (the default), it allocates with mimalloc.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Parser;
 use mcp_gateway::{Config, Gateway};
@@ -21,7 +25,13 @@ struct Args {
     /// Serve on stdin and stdout (as well as HTTP, when the configuration has `listen`).
     #[arg(long)]
     stdio: bool,
+    /// Reload only on SIGHUP, not when the configuration file changes.
+    #[arg(long)]
+    no_watch: bool,
 }
+
+/// How often the configuration file is looked at for a change.
+const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -90,13 +100,59 @@ async fn stop_signal() {
     tracing::info!("stopping: no new connections; the open ones finish");
 }
 
+/// The configuration in `path`, read and checked.
+fn load(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    Config::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Reloads the configuration at SIGHUP and, with `watch`, when the file's contents change. The
+/// file is read, not watched through inotify: editors and Kubernetes ConfigMaps replace it by
+/// renames and symlink swaps, which a read sees like any other change.
+async fn reload_on_change(gateway: Arc<Gateway>, path: PathBuf, watch: bool) {
+    #[cfg(unix)]
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let mut seen = std::fs::read(&path).ok();
+    let mut ticks = tokio::time::interval(WATCH_INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        #[cfg(unix)]
+        let hung_up = async {
+            match hangup.as_mut() {
+                Some(signal) => drop(signal.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let hung_up = std::future::pending::<()>();
+        let why = tokio::select! {
+            _ = hung_up => "SIGHUP",
+            _ = ticks.tick(), if watch => {
+                let now = std::fs::read(&path).ok();
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+                "the file changed"
+            }
+        };
+        match load(&path) {
+            Ok(config) => match gateway.reload(&config).await {
+                Ok(reloaded) => tracing::info!(why, %reloaded, "configuration reloaded"),
+                Err(error) => tracing::error!(why, %error, "reload refused; the running configuration is kept"),
+            },
+            Err(error) => tracing::error!(why, %error, "reload refused; the running configuration is kept"),
+        }
+    }
+}
+
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let text = std::fs::read_to_string(&args.config).map_err(|e| format!("reading {}: {e}", args.config.display()))?;
-    let config = Config::from_toml(&text).map_err(|e| format!("{}: {e}", args.config.display()))?;
+    let config = load(&args.config)?;
     if config.listen.is_none() && !args.stdio {
         return Err("nothing to serve: give `listen` in the configuration or --stdio".into());
     }
-    let gateway = Gateway::start(&config).await?;
+    let gateway = Arc::new(Gateway::start(&config).await?);
+    tokio::spawn(reload_on_change(Arc::clone(&gateway), args.config.clone(), !args.no_watch));
     let http = match &config.listen {
         Some(address) => {
             let listener = tokio::net::TcpListener::bind(address.as_str())

@@ -8,7 +8,7 @@
 
 #[cfg(feature = "otel")]
 mod enabled {
-    use std::sync::{Arc, OnceLock, Weak};
+    use std::sync::{Arc, OnceLock};
     use std::time::Instant;
 
     use mcp_server::Error;
@@ -86,15 +86,15 @@ mod enabled {
         counter.add(1, &[KeyValue::new("kind", kind), KeyValue::new("mcp.gateway.upstream", upstream.to_owned())]);
     }
 
-    /// Reports 1 for each connected upstream, 0 for the others, whenever metrics are read.
-    pub(crate) fn watch(upstreams: &[Arc<Upstream>]) {
-        let upstreams: Vec<Weak<Upstream>> = upstreams.iter().map(Arc::downgrade).collect();
+    /// Reports 1 for each connected upstream (of those `upstreams` gives: the ones in service),
+    /// 0 for the others, whenever metrics are read.
+    pub(crate) fn watch(upstreams: impl Fn() -> Vec<Arc<Upstream>> + Send + Sync + 'static) {
         // The callback stays registered with the meter provider once the instrument is built.
         opentelemetry::global::meter("mcp-gateway")
             .u64_observable_gauge("mcp.gateway.upstream.up")
             .with_description("1 while the gateway is connected to the upstream, else 0")
             .with_callback(move |observer| {
-                for upstream in upstreams.iter().filter_map(Weak::upgrade) {
+                for upstream in upstreams() {
                     let up = u64::from(upstream.up().is_ok());
                     observer.observe(up, &[KeyValue::new("mcp.gateway.upstream", upstream.name().to_owned())]);
                 }
@@ -119,7 +119,10 @@ mod disabled {
         pub(crate) fn finish(self, _error: Option<&mcp_server::Error>) {}
     }
 
-    pub(crate) fn watch(_upstreams: &[std::sync::Arc<crate::upstream::Upstream>]) {}
+    pub(crate) fn watch(
+        _upstreams: impl Fn() -> Vec<std::sync::Arc<crate::upstream::Upstream>> + Send + Sync + 'static,
+    ) {
+    }
 
     pub(crate) fn refused(_kind: &'static str, _upstream: &str) {}
 }

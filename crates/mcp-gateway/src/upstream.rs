@@ -123,6 +123,17 @@ impl Upstream {
         }
     }
 
+    /// Left out of the configuration by a reload (its supervisor stopped first): it takes no new
+    /// request, and its connections close once the requests in flight on them have had their
+    /// time (`timeout_secs`).
+    pub(crate) fn retire(&self) {
+        for member in &self.members {
+            if let Some(client) = member.set_down("removed from the configuration".to_owned()) {
+                retire(client, self.config.timeout());
+            }
+        }
+    }
+
     /// What must never reach a caller or the log: its configured header values, its client
     /// secret and the tokens it holds now.
     pub(crate) fn secrets(&self) -> Vec<String> {
