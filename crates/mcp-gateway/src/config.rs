@@ -476,7 +476,9 @@ impl UpstreamConfig {
     fn check_openapi(&self) -> Result<(), String> {
         let name = &self.name;
         if self.openapi.is_none() {
-            for (field, set) in [("base_url", self.base_url.is_some()), ("max_response_bytes", self.max_response_bytes.is_some())] {
+            for (field, set) in
+                [("base_url", self.base_url.is_some()), ("max_response_bytes", self.max_response_bytes.is_some())]
+            {
                 if set {
                     return Err(format!("upstream `{name}`: `{field}` is for OpenAPI upstreams (`openapi`)"));
                 }
@@ -600,7 +602,9 @@ mod tests {
     #[test]
     fn refuses_what_cannot_be_served() {
         let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
-        assert!(refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command`, a `url` or an `openapi`"));
+        assert!(
+            refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command`, a `url` or an `openapi`")
+        );
         assert!(
             refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n[[upstream]]\nname = \"a\"\nurl = \"http://y\"\n")
                 .contains("two upstreams are named `a`")

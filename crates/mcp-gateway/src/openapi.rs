@@ -100,12 +100,18 @@ pub(crate) struct Api {
 impl Api {
     /// The API `text` (the document, read from `source`) describes, for the upstream `config`;
     /// `Err` says what is wrong with it, and where (a JSON pointer) when it can.
-    pub(crate) fn new(text: &str, source: &Source, config: &UpstreamConfig, http: reqwest::Client) -> Result<Api, String> {
+    pub(crate) fn new(
+        text: &str,
+        source: &Source,
+        config: &UpstreamConfig,
+        http: reqwest::Client,
+    ) -> Result<Api, String> {
         let root = document::parse(text)?;
         let found = document::operations(&root).map_err(|problem| problem.to_string())?;
         let base = base_url(config, source, found.server.as_deref())?;
         let tools = found.operations.iter().map(|operation| operation.tool.clone()).collect();
-        let operations = found.operations.into_iter().map(|operation| (operation.tool.name.clone(), operation)).collect();
+        let operations =
+            found.operations.into_iter().map(|operation| (operation.tool.name.clone(), operation)).collect();
         Ok(Api {
             operations,
             tools,
@@ -131,11 +137,11 @@ impl Api {
         &self.http
     }
 
-    /// The request of a call of `tool` with `arguments` (without credentials); `Err` is the
-    /// tool error that says what is wrong with them.
-    pub(crate) fn request(&self, tool: &str, arguments: Map<String, Value>) -> Result<reqwest::Request, CallToolResult> {
-        let operation = self.operations.get(tool).ok_or_else(|| tool_error(format!("no operation `{tool}`")))?;
-        request::build(operation, &self.base, &self.http, arguments).map_err(tool_error)
+    /// The request of a call of `tool` with `arguments` (without credentials); `Err` says what
+    /// is wrong with them (the tool's error).
+    pub(crate) fn request(&self, tool: &str, arguments: Map<String, Value>) -> Result<reqwest::Request, String> {
+        let operation = self.operations.get(tool).ok_or_else(|| format!("no operation `{tool}`"))?;
+        request::build(operation, &self.base, &self.http, arguments)
     }
 
     /// The result of a call of `tool` that got `response`; `redact` takes the upstream's
@@ -161,9 +167,9 @@ fn base_url(config: &UpstreamConfig, source: &Source, server: Option<&str>) -> R
         (Some(base), ..) => reqwest::Url::parse(base).map_err(|e| format!("`base_url` {base:?} is not a URL: {e}"))?,
         (None, Some(server), source) => match (reqwest::Url::parse(server), source) {
             (Ok(url), _) => url,
-            (Err(_), Source::Url(document)) => document
-                .join(server)
-                .map_err(|e| format!("`#/servers/0/url`: {server:?} is not a URL: {e}"))?,
+            (Err(_), Source::Url(document)) => {
+                document.join(server).map_err(|e| format!("`#/servers/0/url`: {server:?} is not a URL: {e}"))?
+            }
             (Err(_), Source::File(_)) => {
                 return Err(format!(
                     "`#/servers/0/url`: {server:?} is relative to where the document is, a file: set `base_url`"

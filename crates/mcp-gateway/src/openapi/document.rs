@@ -73,6 +73,8 @@ pub(crate) struct Operation {
     pub(crate) parameters: Vec<Parameter>,
     /// The JSON media type the body is sent as (under the argument [`BODY`]), if it has one.
     pub(crate) body: Option<String>,
+    /// Whether the body is required.
+    pub(crate) body_required: bool,
     /// Whether the tool has an `outputSchema`: a JSON object answer is its `structuredContent`.
     pub(crate) structured: bool,
 }
@@ -116,7 +118,7 @@ pub(crate) fn operations(root: &Value) -> Result<Operations, Problem> {
         Some(_) => return Err(Problem::new("#/paths", "must be an object")),
     };
     let mut names = BTreeSet::new();
-    for (path, item) in paths {
+    for (path, item) in paths.iter().filter(|(path, _)| !path.starts_with("x-")) {
         let (item, item_at) = document.follow(item, child("#/paths", path))?;
         if !path.starts_with('/') {
             return Err(Problem::new(item_at, "a path must start with `/`"));
@@ -181,17 +183,8 @@ fn build(
     // Path parameters first (they keep their names), then query, header and cookie.
     let order = [Location::Path, Location::Query, Location::Header, Location::Cookie];
     for location in order {
-        for (value, _) in declared.iter().filter(|(value, _)| value.location == location) {
-            let mut argument = value.name.clone();
-            let mut n = 1;
-            while taken.contains(&argument) {
-                argument = match n {
-                    1 => format!("{}_{}", location.name(), value.name),
-                    _ => format!("{}_{}_{n}", location.name(), value.name),
-                };
-                n += 1;
-            }
-            taken.insert(argument.clone());
+        for value in declared.iter().filter(|value| value.location == location) {
+            let argument = claim(&mut taken, location, &value.name);
             let mut property = match &value.schema {
                 Some((schema, schema_at)) => schemas.convert(schema, schema_at)?,
                 None => json!({}),
@@ -201,25 +194,27 @@ fn build(
                 required.push(argument.clone());
             }
             properties.insert(argument.clone(), property);
-            let (style, explode) = (value.style.clone(), value.explode);
-            parameters.push(Parameter { name: value.name.clone(), argument, location, required: value.required, style, explode });
+            let (name, style, explode) = (value.name.clone(), value.style.clone(), value.explode);
+            parameters.push(Parameter { name, argument, location, required: value.required, style, explode });
         }
     }
     // A `{name}` of the path that no parameter declares: a required string all the same.
     for name in template_names(path) {
         if !parameters.iter().any(|p| p.location == Location::Path && p.name == name) {
-            let argument = if taken.insert(name.clone()) { name.clone() } else { format!("path_{name}") };
+            let argument = claim(&mut taken, Location::Path, &name);
             properties.insert(argument.clone(), json!({ "type": "string" }));
             required.push(argument.clone());
-            let style = "simple".to_owned();
-            parameters.push(Parameter { name, argument, location: Location::Path, required: true, style, explode: false });
+            let (location, style) = (Location::Path, "simple".to_owned());
+            parameters.push(Parameter { name, argument, location, required: true, style, explode: false });
         }
     }
-    if let Some((schema, body_required)) = body_schema {
+    let mut body_required = false;
+    if let Some((schema, is_required)) = body_schema {
         properties.insert(BODY.to_owned(), schema);
-        if body_required {
+        if is_required {
             required.push(BODY.to_owned());
         }
+        body_required = is_required;
     }
     let mut input = json!({ "type": "object", "properties": properties, "additionalProperties": false });
     if !required.is_empty() {
@@ -249,7 +244,22 @@ fn build(
         None => derived(method, path),
     };
     let method = reqwest::Method::from_bytes(method_upper.as_bytes()).expect("one of the methods listed");
-    Ok(Some(Operation { tool, method, path: path.to_owned(), parameters, body: body_type, structured }))
+    Ok(Some(Operation { tool, method, path: path.to_owned(), parameters, body: body_type, body_required, structured }))
+}
+
+/// The argument of a parameter `name` of `location`: `name`, else (taken by the body or another
+/// parameter) `<location>_<name>`, else that with `_2`, `_3`…
+fn claim(taken: &mut BTreeSet<String>, location: Location, name: &str) -> String {
+    let mut argument = name.to_owned();
+    let mut n = 1;
+    while !taken.insert(argument.clone()) {
+        argument = match n {
+            1 => format!("{}_{name}", location.name()),
+            _ => format!("{}_{name}_{n}", location.name()),
+        };
+        n += 1;
+    }
+    argument
 }
 
 /// The tool's name made unique among those before it: `_2`, `_3`… added to one already taken.
@@ -325,8 +335,8 @@ struct Declared<'a> {
     explode: bool,
 }
 
-/// The path item's parameters, replaced by the operation's of the same name and location; each
-/// with where it is. `Accept`, `Content-Type` and `Authorization` headers are ignored, as the
+/// The path item's parameters, replaced by the operation's of the same name and location.
+/// `Accept`, `Content-Type` and `Authorization` headers are ignored, as the
 /// specification says.
 fn declared_parameters<'a>(
     document: schema::Document<'a>,
@@ -334,8 +344,8 @@ fn declared_parameters<'a>(
     item_at: &str,
     operation: &'a Value,
     at: &str,
-) -> Result<Vec<(Declared<'a>, String)>, Problem> {
-    let mut declared: Vec<(Declared<'a>, String)> = Vec::new();
+) -> Result<Vec<Declared<'a>>, Problem> {
+    let mut declared: Vec<Declared<'a>> = Vec::new();
     for (holder, holder_at) in [(item, item_at), (operation, at)] {
         let list_at = child(holder_at, "parameters");
         let list = match holder.get("parameters") {
@@ -370,8 +380,8 @@ fn declared_parameters<'a>(
             let required = location == Location::Path || parameter.get("required") == Some(&Value::Bool(true));
             let description = text("description").map(str::to_owned);
             let value = Declared { name, location, required, schema, description, style, explode };
-            declared.retain(|(other, _)| !(other.name == value.name && other.location == value.location));
-            declared.push((value, here));
+            declared.retain(|other| !(other.name == value.name && other.location == value.location));
+            declared.push(value);
         }
     }
     Ok(declared)
@@ -400,9 +410,15 @@ fn describe(property: &mut Value, declared: &Declared<'_>, argument: &str) {
 /// An operation's request body.
 enum Body {
     None,
-    Json { media_type: String, schema: Value, required: bool },
+    Json {
+        media_type: String,
+        schema: Value,
+        required: bool,
+    },
     /// It has no JSON media type.
-    Other { required: bool },
+    Other {
+        required: bool,
+    },
 }
 
 /// Whether a media type is JSON (`application/json`, `application/problem+json`…).
@@ -485,6 +501,7 @@ mod tests {
             path: "/".into(),
             parameters: vec![],
             body: None,
+            body_required: false,
             structured: false,
         };
         let taken: Vec<String> =
@@ -495,7 +512,10 @@ mod tests {
     #[test]
     fn a_document_that_is_not_openapi_3_says_where() {
         let problem = |root: Value| operations(&root).unwrap_err().to_string();
-        assert_eq!(problem(json!({ "swagger": "2.0" })), "`#/swagger`: Swagger 2.0 is not supported: convert the document to OpenAPI 3");
+        assert_eq!(
+            problem(json!({ "swagger": "2.0" })),
+            "`#/swagger`: Swagger 2.0 is not supported: convert the document to OpenAPI 3"
+        );
         assert!(problem(json!({ "openapi": "4.0.0" })).starts_with("`#/openapi`: OpenAPI 4.0.0 is not supported"));
         assert!(problem(json!({ "info": {} })).starts_with("`#/openapi`: no `openapi` version"));
         let bad = json!({ "openapi": "3.1.0", "paths": { "/a": { "get": { "parameters": [{ "in": "query" }] } } } });

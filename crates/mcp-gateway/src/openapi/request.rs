@@ -44,6 +44,9 @@ pub(crate) fn build(
             return Err(format!("missing required argument `{}`", parameter.argument));
         }
     }
+    if operation.body_required && !arguments.contains_key(BODY) {
+        return Err(format!("missing required argument `{BODY}`"));
+    }
     let mut path = String::with_capacity(operation.path.len());
     let mut rest = operation.path.as_str();
     while let Some(start) = rest.find('{') {
@@ -51,7 +54,8 @@ pub(crate) fn build(
         path.push_str(&rest[..start]);
         let name = &rest[start + 1..end];
         let parameter = operation.parameters.iter().find(|p| p.location == Location::Path && p.name == name);
-        let value = parameter.and_then(|p| arguments.get(&p.argument)).ok_or_else(|| format!("no value for `{name}`"))?;
+        let value =
+            parameter.and_then(|p| arguments.get(&p.argument)).ok_or_else(|| format!("no value for `{name}`"))?;
         path.push_str(&percent_encode(&flat(value, false, ",")));
         rest = &rest[end + 1..];
     }
@@ -73,7 +77,9 @@ pub(crate) fn build(
                     .map_err(|_| format!("argument `{}` is not a valid header value", parameter.argument))?;
                 headers.append(name, value);
             }
-            Location::Cookie => cookies.push(format!("{}={}", parameter.name, percent_encode(&flat(value, false, ",")))),
+            Location::Cookie => {
+                cookies.push(format!("{}={}", parameter.name, percent_encode(&flat(value, false, ","))))
+            }
         }
     }
     if !query.is_empty() {

@@ -317,7 +317,8 @@ mod tests {
     #[test]
     fn a_dangling_or_external_reference_is_named_with_where_it_is() {
         let root = json!({});
-        let dangling = convert(&root, false, &json!({ "properties": { "a": { "$ref": "#/components/schemas/Gone" } } }));
+        let dangling =
+            convert(&root, false, &json!({ "properties": { "a": { "$ref": "#/components/schemas/Gone" } } }));
         assert_eq!(
             dangling.unwrap_err().to_string(),
             "`#/test/properties/a/$ref`: `#/components/schemas/Gone` points at nothing"
@@ -342,10 +343,7 @@ mod tests {
         )
         .unwrap();
         let properties = &converted["properties"];
-        assert_eq!(
-            properties["age"],
-            json!({ "type": ["integer", "null"], "exclusiveMinimum": 0, "examples": [3] })
-        );
+        assert_eq!(properties["age"], json!({ "type": ["integer", "null"], "exclusiveMinimum": 0, "examples": [3] }));
         assert_eq!(properties["kind"], json!({ "type": ["string", "null"], "enum": ["cat", "dog", null] }));
         assert_eq!(properties["pet"], json!({ "type": ["object", "null"] }));
         assert_eq!(properties["n"], json!({ "type": "number", "maximum": 5 }));

@@ -35,7 +35,7 @@ impl Upstream {
         let _slot = self.slot().await.map_err(mcp_server::Error::internal)?;
         let request = match api.request(tool, arguments) {
             Ok(request) => request,
-            Err(refused) => return Ok(refused),
+            Err(refused) => return Ok(crate::openapi::tool_error(refused)),
         };
         let what = format!("the call to {tool}");
         let timeout = self.config.timeout();
@@ -67,7 +67,8 @@ impl Upstream {
         mut request: reqwest::Request,
     ) -> Result<reqwest::Response, mcp_client::Error> {
         for (name, value) in &self.config.headers {
-            let invalid = || mcp_client::Error::Protocol(format!("the configured header `{name}` is not a valid header"));
+            let invalid =
+                || mcp_client::Error::Protocol(format!("the configured header `{name}` is not a valid header"));
             let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
             let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| invalid())?;
             value.set_sensitive(true);
@@ -92,7 +93,7 @@ fn transport(error: reqwest::Error) -> mcp_client::Error {
 
 /// The HTTP client of an OpenAPI upstream: idle connections kept `idle_connection_secs`,
 /// redirects followed only within the origin a request started at (its credentials stay there).
-fn client(upstream: &Upstream) -> Result<reqwest::Client, mcp_client::Error> {
+fn client(upstream: &Upstream) -> Result<reqwest::Client, String> {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let same_origin = attempt.previous().first().is_none_or(|first| first.origin() == attempt.url().origin());
         if attempt.previous().len() > MAX_REDIRECTS {
@@ -107,7 +108,7 @@ fn client(upstream: &Upstream) -> Result<reqwest::Client, mcp_client::Error> {
         .pool_idle_timeout(upstream.config.idle_connection())
         .redirect(policy)
         .build()
-        .map_err(|e| mcp_client::Error::Protocol(format!("the HTTP client could not be built: {e}")))
+        .map_err(|e| format!("the HTTP client could not be built: {e}"))
 }
 
 /// Keeps an OpenAPI upstream's document loaded: at start, and again each time a call could not
@@ -161,7 +162,7 @@ async fn load(upstream: &Upstream) -> Result<Api, Attempt> {
     let openapi = config.openapi.clone().unwrap_or_default();
     let invalid = |why: String| Attempt::plain(format!("its OpenAPI document {openapi} is invalid: {why}"));
     let source = Source::of(&openapi).map_err(invalid)?;
-    let http = client(upstream).map_err(|e| Attempt::failed(upstream, "starting", &e))?;
+    let http = client(upstream).map_err(Attempt::plain)?;
     let text = match &source {
         Source::Url(url) => {
             let fetching = fetch(upstream, &http, url);
@@ -203,7 +204,8 @@ async fn load(upstream: &Upstream) -> Result<Api, Attempt> {
 async fn fetch(upstream: &Upstream, http: &reqwest::Client, url: &reqwest::Url) -> Result<String, Attempt> {
     let failed = |error: &mcp_client::Error| Attempt::failed(upstream, "fetching its OpenAPI document failed", error);
     let accept = "application/json, application/yaml;q=0.9, */*;q=0.5";
-    let request = http.get(url.clone()).header(reqwest::header::ACCEPT, accept).build().map_err(|e| failed(&transport(e)))?;
+    let request =
+        http.get(url.clone()).header(reqwest::header::ACCEPT, accept).build().map_err(|e| failed(&transport(e)))?;
     let base = upstream.config.base_url.as_deref().and_then(|base| reqwest::Url::parse(base).ok());
     let response = match base {
         Some(base) if base.origin() == url.origin() => upstream.send(http, &base, request).await,
