@@ -648,6 +648,41 @@ mod tests {
     }
 
     #[test]
+    fn reads_an_openapi_upstream_and_refuses_its_fields_elsewhere() {
+        let config = Config::from_toml(
+            r#"
+            [[upstream]]
+            name = "pets"
+            openapi = "https://pets.example/openapi.json"
+            base_url = "https://pets.example/v1"
+            headers = { X-Api-Key = "k" }
+            max_response_bytes = 4096
+            oauth = { issuer = "https://auth.example", client_id = "gw", client_secret = "s" }
+            "#,
+        )
+        .unwrap();
+        let pets = &config.upstreams[0];
+        assert_eq!(pets.openapi.as_deref(), Some("https://pets.example/openapi.json"));
+        assert_eq!((pets.base_url.as_deref(), pets.max_response_bytes()), (Some("https://pets.example/v1"), 4096));
+        assert_eq!(
+            Config::from_toml("[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\n").unwrap().upstreams[0]
+                .max_response_bytes(),
+            1 << 20
+        );
+        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
+        let both = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nurl = \"http://x\"\n";
+        assert!(refused(both).contains("upstream `a` has `openapi` and a `command` or `url`"), "{}", refused(both));
+        let stray = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nbase_url = \"http://y\"\n";
+        assert!(refused(stray).contains("upstream `a`: `base_url` is for OpenAPI upstreams"), "{}", refused(stray));
+        let ftp = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nbase_url = \"ftp://y\"\n";
+        assert!(refused(ftp).contains("`base_url` must be an http:// or https:// URL"), "{}", refused(ftp));
+        let zero = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nmax_response_bytes = 0\n";
+        assert!(refused(zero).contains("`max_response_bytes` must be at least 1"), "{}", refused(zero));
+        let pooled = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\npool = 2\n";
+        assert!(refused(pooled).contains("`pool` is for stdio upstreams"), "{}", refused(pooled));
+    }
+
+    #[test]
     fn reads_the_authorization_and_who_may_use_each_upstream() {
         let config = Config::from_toml(
             r#"

@@ -1,6 +1,7 @@
 //! One upstream server: its connection, kept up (connected, health-checked with
 //! `Client::check_alive`,
-//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed.
+//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed;
+//! or an OpenAPI upstream's document kept loaded (`rest`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
