@@ -279,7 +279,7 @@ pub struct UpstreamConfig {
     #[serde(default)]
     pub relist_delay_secs: Option<f64>,
     /// A REST API instead of an MCP server: its OpenAPI 3.0 or 3.1 document (JSON or YAML), an
-    /// `http(s)://` URL or a file's path. Each operation is a tool; the document is loaded at
+    /// `http(s)://` URL or a file's path (relative to the gateway's working directory). Each operation is a tool; the document is loaded at
     /// start, and again when a call could not reach the API (see `crate::openapi`).
     #[serde(default)]
     pub openapi: Option<String>,

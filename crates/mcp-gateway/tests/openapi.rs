@@ -374,6 +374,8 @@ async fn calls_carry_their_arguments_where_the_document_says_and_errors_are_tool
     // A path parameter cannot leave its segment.
     let file = call(&client, "pets_readFile", json!({ "path": "../a/b c?d#e" })).await;
     assert_eq!(text(&file), "/files/..%2Fa%2Fb%20c%3Fd%23e");
+    let up = call(&client, "pets_readFile", json!({ "path": ".." })).await;
+    assert_eq!((up.is_error, text(&up)), (Some(true), r#"the path parameter `path` cannot be "..""#));
     let put = call(&client, "pets_put_pets_petId", json!({ "petId": 3, "query_petId": "q", "body": ["x"] })).await;
     assert_eq!(serde_json::from_str::<Value>(text(&put)).unwrap(), json!(["x", "/pets/3?petId=q"]));
     assert_eq!(put.structured_content, None);

@@ -56,7 +56,12 @@ pub(crate) fn build(
         let parameter = operation.parameters.iter().find(|p| p.location == Location::Path && p.name == name);
         let value =
             parameter.and_then(|p| arguments.get(&p.argument)).ok_or_else(|| format!("no value for `{name}`"))?;
-        path.push_str(&percent_encode(&flat(value, false, ",")));
+        let value = flat(value, false, ",");
+        // An empty segment, `.` or `..` would take the request to another path.
+        if matches!(value.as_str(), "" | "." | "..") {
+            return Err(format!("the path parameter `{name}` cannot be {value:?}"));
+        }
+        path.push_str(&percent_encode(&value));
         rest = &rest[end + 1..];
     }
     path.push_str(rest);
@@ -171,18 +176,17 @@ pub(crate) async fn answer(
     // JSON as its type says; with no type said, as it looks.
     let json = content_type.map(is_json);
     if !status.is_success() {
-        let (body, cut) = read(response, EXCERPT).await?;
-        let mut excerpt = redact(String::from_utf8_lossy(&body).trim());
-        if cut {
-            excerpt.push('…');
-        }
+        // Redacted before it is cut, so that no credential is cut where it would not be seen.
+        let (body, _) = read(response, 4 * EXCERPT).await?;
+        let quoted = excerpt(&redact(String::from_utf8_lossy(&body).trim()));
         let status = format!("{} {}", status.as_u16(), status.canonical_reason().unwrap_or_default());
-        return Ok(tool_error(match excerpt.is_empty() {
+        return Ok(tool_error(match quoted.is_empty() {
             true => format!("HTTP {}", status.trim_end()),
-            false => format!("HTTP {}: {excerpt}", status.trim_end()),
+            false => format!("HTTP {}: {quoted}", status.trim_end()),
         }));
     }
-    let (body, cut) = read(response, max).await?;
+    let too_long = response.content_length().is_some_and(|length| length > max as u64);
+    let (body, cut) = if too_long { (Vec::new(), true) } else { read(response, max).await? };
     if cut {
         return Ok(tool_error(format!(
             "the API's response is larger than {max} bytes (`max_response_bytes`): not returned"
@@ -222,7 +226,7 @@ pub(crate) async fn answer(
     Ok(result)
 }
 
-/// The start of `text` (at most [`EXCERPT`] bytes, cut at a character).
+/// The start of `text` (at most [`EXCERPT`] bytes, cut at a character, `…` where it is cut).
 fn excerpt(text: &str) -> String {
     if text.len() <= EXCERPT {
         return text.to_owned();
@@ -236,9 +240,6 @@ fn excerpt(text: &str) -> String {
 
 /// Up to `max` bytes of the body, and whether there was more (then the rest is not read).
 pub(crate) async fn read(mut response: reqwest::Response, max: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
-    if response.content_length().is_some_and(|length| length > max as u64) {
-        return Ok((Vec::new(), true));
-    }
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await? {
         if body.len() + chunk.len() > max {

@@ -216,7 +216,11 @@ async fn fetch(upstream: &Upstream, http: &reqwest::Client, url: &reqwest::Url) 
     if !status.is_success() {
         return Err(failed(&mcp_client::Error::HttpStatus { status: status.as_u16(), body: String::new() }));
     }
-    let (body, cut) = crate::openapi::read(response, MAX_DOCUMENT_BYTES).await.map_err(|e| failed(&transport(e)))?;
+    let too_long = response.content_length().is_some_and(|length| length > MAX_DOCUMENT_BYTES as u64);
+    let (body, cut) = match too_long {
+        true => (Vec::new(), true),
+        false => crate::openapi::read(response, MAX_DOCUMENT_BYTES).await.map_err(|e| failed(&transport(e)))?,
+    };
     if cut {
         return Err(Attempt::plain(format!("its OpenAPI document is larger than {MAX_DOCUMENT_BYTES} bytes")));
     }
