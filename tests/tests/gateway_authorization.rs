@@ -367,3 +367,83 @@ async fn an_issuer_whose_metadata_names_another_is_a_start_error_naming_both() {
     assert!(error.starts_with("invalid configuration: [authorization] issuer: "), "{error}");
     assert!(error.contains(&named), "{error}");
 }
+
+/// A REST API (issue 46: an `openapi` upstream) protected by the provider: its document open at
+/// `/openapi.json`, its one operation under `/v1` wanting a token issued for `/v1` (a 401 names
+/// its Protected Resource Metadata); the operation answers with what the token says. Its base URL.
+async fn protected_api(issuer: &str) -> String {
+    use axum::http::HeaderMap;
+    use axum::response::IntoResponse as _;
+    use mcp_server::auth::TokenVerifier as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let base = format!("{origin}/v1");
+    let verifier = std::sync::Arc::new(JwtVerifier::new(issuer, &base));
+    let metadata = json!({ "resource": base, "authorization_servers": [issuer], "scopes_supported": ["notes:read"] });
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": { "title": "Who", "version": "1" },
+        "servers": [{ "url": "/v1" }],
+        "paths": { "/whoami": { "get": {
+            "operationId": "whoami",
+            "responses": { "200": { "description": "the token's client and audience", "content": {
+                "application/json": { "schema": { "type": "object" } }
+            } } }
+        } } }
+    });
+    let challenge = format!("Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/v1\"");
+    let whoami = move |headers: HeaderMap| {
+        let (verifier, challenge) = (verifier.clone(), challenge.clone());
+        async move {
+            let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()?.strip_prefix("Bearer "));
+            let verified = match bearer {
+                Some(token) => verifier.verify(token).await.ok(),
+                None => None,
+            };
+            match verified {
+                Some(token) => {
+                    axum::Json(json!({ "client_id": token.client_id, "aud": token.claims["aud"] })).into_response()
+                }
+                None => (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, challenge)], "a token, please").into_response(),
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route("/openapi.json", axum::routing::get(move || std::future::ready(axum::Json(document.clone()))))
+        .route(
+            "/.well-known/oauth-protected-resource/v1",
+            axum::routing::get(move || std::future::ready(axum::Json(metadata.clone()))),
+        )
+        .route("/v1/whoami", axum::routing::get(whoami));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openapi_upstream_calls_its_api_with_the_gateways_own_token() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let base = protected_api(&issuer).await;
+    let origin = base.trim_end_matches("/v1");
+    let config = Config::from_toml(&format!(
+        r#"
+        [[upstream]]
+        name = "who"
+        openapi = "{origin}/openapi.json"
+        oauth = {{ issuer = "{issuer}", client_id = "test-cc", client_secret = "test-cc-secret", scopes = ["notes:read"] }}
+        "#
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    let app = gateway.router(gateway.http_config());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+    let caller = Caller { url: &url, token: None, http: reqwest::Client::new() };
+    // The API's 401 got the gateway its own token (client credentials) for the API's resource.
+    let answer: Value = caller.call("who_whoami").await.json().await.unwrap();
+    let result = &answer["result"];
+    assert_eq!(result["isError"], Value::Null, "{answer}");
+    assert_eq!(result["structuredContent"], json!({ "client_id": "test-cc", "aud": base }), "{answer}");
+}

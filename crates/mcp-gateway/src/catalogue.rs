@@ -551,6 +551,12 @@ impl Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
+        // A REST API's operation (`crate::openapi`): one HTTP request, nothing to bridge.
+        if upstream.config.openapi.is_some() {
+            let arguments = params.arguments.take().unwrap_or_default();
+            let forward = Forward::new(&upstream, "tools/call", &own);
+            return Box::pin(forward.run(async move { upstream.call_operation(&own, arguments).await }));
+        }
         // Shared, not copied, by the call and its retry in another era (`crate::era`).
         let arguments = Arc::new(params.arguments.take().unwrap_or_default());
         let what = format!("the call to {own}");

@@ -46,6 +46,14 @@
 //! client_secret = "…"
 //! scopes = ["notes"]
 //!
+//! [[upstream]]                       # a REST API: each operation of its OpenAPI 3.0 or 3.1
+//! name = "pets"                      # document is a tool (`pets_<operationId>`)
+//! openapi = "https://pets.example/openapi.json"  # the document: a URL, or a file's path
+//! base_url = "https://pets.example/v1"  # where calls go (default: the document's `servers`)
+//! headers = { X-Api-Key = "…" }      # its credentials: these headers, and/or `[upstream.oauth]`
+//! max_response_bytes = 1048576       # a larger response is a tool error (default 1 MiB)
+//! timeout_secs = 30                  # each call (default 60)
+//!
 //! [redis]                            # several instances behind a load balancer share…
 //! url = "redis://127.0.0.1:6379"     # …sessions, SSE events, tasks and used states
 //! state_secret = "…"                 # …and the key that seals requestState
@@ -170,7 +178,8 @@ pub struct UpstreamOAuth {
     pub scopes: Vec<String>,
 }
 
-/// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era).
+/// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era), or
+/// a REST API described by an OpenAPI document (`openapi`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
@@ -269,6 +278,21 @@ pub struct UpstreamConfig {
     /// that a burst of them costs one re-list. Default 0.25.
     #[serde(default)]
     pub relist_delay_secs: Option<f64>,
+    /// A REST API instead of an MCP server: its OpenAPI 3.0 or 3.1 document (JSON or YAML), an
+    /// `http(s)://` URL or a file's path (relative to the gateway's working directory). Each operation is a tool; the document is loaded at
+    /// start, and again when a call could not reach the API (see `crate::openapi`).
+    #[serde(default)]
+    pub openapi: Option<String>,
+    /// Where an `openapi` upstream's calls go (an `http(s)://` URL, the operations' paths
+    /// appended). Default: the document's first `servers` URL (its variables at their defaults),
+    /// resolved against the document's URL; a document fetched by URL that names none: its
+    /// origin.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The most bytes an `openapi` upstream's response may take; a larger one is a tool error
+    /// naming this limit. Default 1 MiB (1,048,576).
+    #[serde(default)]
+    pub max_response_bytes: Option<usize>,
 }
 
 fn yes() -> bool {
@@ -378,6 +402,7 @@ impl Config {
             if !names.insert(upstream.name.as_str()) {
                 return Err(format!("two upstreams are named `{}`", upstream.name));
             }
+            upstream.check_openapi()?;
             match (&upstream.command, &upstream.url) {
                 (Some(command), None) if !command.is_empty() => {}
                 (Some(_), None) => return Err(format!("upstream `{}`: `command` is empty", upstream.name)),
@@ -385,7 +410,10 @@ impl Config {
                 (Some(_), Some(_)) => {
                     return Err(format!("upstream `{}` has both `command` and `url`; give one", upstream.name));
                 }
-                (None, None) => return Err(format!("upstream `{}` needs a `command` or a `url`", upstream.name)),
+                (None, None) if upstream.openapi.is_some() => {}
+                (None, None) => {
+                    return Err(format!("upstream `{}` needs a `command`, a `url` or an `openapi`", upstream.name));
+                }
             }
             match upstream.pool {
                 Some(0) => return Err(format!("upstream `{}`: `pool` must be at least 1", upstream.name)),
@@ -457,6 +485,41 @@ fn check_seconds(field: &str, value: Option<f64>) -> Result<(), String> {
 }
 
 impl UpstreamConfig {
+    /// An `openapi` upstream has no other target, and only it takes `base_url` and
+    /// `max_response_bytes`.
+    fn check_openapi(&self) -> Result<(), String> {
+        let name = &self.name;
+        if self.openapi.is_none() {
+            for (field, set) in
+                [("base_url", self.base_url.is_some()), ("max_response_bytes", self.max_response_bytes.is_some())]
+            {
+                if set {
+                    return Err(format!("upstream `{name}`: `{field}` is for OpenAPI upstreams (`openapi`)"));
+                }
+            }
+            return Ok(());
+        }
+        if self.command.is_some() || self.url.is_some() {
+            return Err(format!(
+                "upstream `{name}` has `openapi` and a `command` or `url`; give one (an OpenAPI upstream's calls go \
+                 to `base_url`)"
+            ));
+        }
+        if self.openapi.as_deref().is_some_and(str::is_empty) {
+            return Err(format!("upstream `{name}`: `openapi` is empty"));
+        }
+        if let Some(base) = &self.base_url {
+            let scheme = base.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
+            if !matches!(scheme.as_deref(), Some("http" | "https")) {
+                return Err(format!("upstream `{name}`: `base_url` must be an http:// or https:// URL (got {base:?})"));
+            }
+        }
+        if self.max_response_bytes == Some(0) {
+            return Err(format!("upstream `{name}`: `max_response_bytes` must be at least 1"));
+        }
+        Ok(())
+    }
+
     /// Whether some callers may not see or use all of this upstream.
     pub fn restricts_callers(&self) -> bool {
         !self.scopes.is_empty() || !self.principals.is_empty() || !self.entry_scopes.is_empty()
@@ -512,6 +575,10 @@ impl UpstreamConfig {
         Duration::from_secs_f64(self.relist_delay_secs.unwrap_or(0.25).clamp(0.0, 60.0))
     }
 
+    pub(crate) fn max_response_bytes(&self) -> usize {
+        self.max_response_bytes.unwrap_or(1 << 20)
+    }
+
     pub(crate) fn queue_timeout(&self) -> Duration {
         self.queue_timeout_secs.map_or_else(|| self.timeout(), |secs| Duration::from_secs_f64(secs.max(0.0)))
     }
@@ -549,7 +616,9 @@ mod tests {
     #[test]
     fn refuses_what_cannot_be_served() {
         let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
-        assert!(refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command` or a `url`"));
+        assert!(
+            refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command`, a `url` or an `openapi`")
+        );
         assert!(
             refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n[[upstream]]\nname = \"a\"\nurl = \"http://y\"\n")
                 .contains("two upstreams are named `a`")
@@ -590,6 +659,41 @@ mod tests {
             assert!(refused(&toml).contains(&expected), "{}", refused(&toml));
         }
         assert!(refused("task_after_secs = inf\n").contains("`task_after_secs` must be a finite number"));
+    }
+
+    #[test]
+    fn reads_an_openapi_upstream_and_refuses_its_fields_elsewhere() {
+        let config = Config::from_toml(
+            r#"
+            [[upstream]]
+            name = "pets"
+            openapi = "https://pets.example/openapi.json"
+            base_url = "https://pets.example/v1"
+            headers = { X-Api-Key = "k" }
+            max_response_bytes = 4096
+            oauth = { issuer = "https://auth.example", client_id = "gw", client_secret = "s" }
+            "#,
+        )
+        .unwrap();
+        let pets = &config.upstreams[0];
+        assert_eq!(pets.openapi.as_deref(), Some("https://pets.example/openapi.json"));
+        assert_eq!((pets.base_url.as_deref(), pets.max_response_bytes()), (Some("https://pets.example/v1"), 4096));
+        assert_eq!(
+            Config::from_toml("[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\n").unwrap().upstreams[0]
+                .max_response_bytes(),
+            1 << 20
+        );
+        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
+        let both = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nurl = \"http://x\"\n";
+        assert!(refused(both).contains("upstream `a` has `openapi` and a `command` or `url`"), "{}", refused(both));
+        let stray = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nbase_url = \"http://y\"\n";
+        assert!(refused(stray).contains("upstream `a`: `base_url` is for OpenAPI upstreams"), "{}", refused(stray));
+        let ftp = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nbase_url = \"ftp://y\"\n";
+        assert!(refused(ftp).contains("`base_url` must be an http:// or https:// URL"), "{}", refused(ftp));
+        let zero = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nmax_response_bytes = 0\n";
+        assert!(refused(zero).contains("`max_response_bytes` must be at least 1"), "{}", refused(zero));
+        let pooled = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\npool = 2\n";
+        assert!(refused(pooled).contains("`pool` is for stdio upstreams"), "{}", refused(pooled));
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! mcp-gateway: many MCP servers behind one MCP endpoint.
 //!
 //! Each upstream is a stdio program or a Streamable HTTP URL, in either protocol era (the
-//! client negotiates); the gateway lists the tools of all of them under one endpoint that serves
-//! both eras over HTTP and stdio (`mcp-server`), each tool under its upstream's prefix or the
-//! name a rule gives it. Built only on the public APIs of `mcp-server` (a
+//! client negotiates), or a REST API described by an OpenAPI document; the gateway lists the
+//! tools of all of them under one endpoint that serves both eras over HTTP and stdio
+//! (`mcp-server`), each tool under its upstream's prefix or the name a rule gives it. Built only on the public APIs of `mcp-server` (a
 //! [`ToolSource`](mcp_server::dynamic::ToolSource) and a
 //! [`PromptSource`](mcp_server::dynamic::PromptSource), a
 //! [`ResourceSource`](mcp_server::dynamic::ResourceSource) and a
@@ -70,6 +70,11 @@
 //!   would).
 //! - `[redis]` lets several instances share sessions, tasks and states; with the `otel` feature
 //!   each upstream request is timed (`mcp.gateway.upstream.duration`).
+//! - `openapi = "…"` makes an upstream a REST API: each operation of its OpenAPI 3.0 or 3.1
+//!   document is a tool (named after its `operationId`, its parameters and its JSON body,
+//!   under `body`, as arguments, every `$ref` expanded; an object success response as its
+//!   `outputSchema`), called at `base_url` with the upstream's `headers` and `[upstream.oauth]`
+//!   token; an HTTP error or a response over `max_response_bytes` is a tool error.
 
 mod audit;
 mod bridge;
@@ -81,6 +86,7 @@ mod gateway;
 mod index;
 mod live;
 mod metrics;
+mod openapi;
 /// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
 #[doc(hidden)]
 pub mod search;

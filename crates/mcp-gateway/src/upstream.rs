@@ -1,6 +1,7 @@
 //! One upstream server: its connection, kept up (connected, health-checked with
 //! `Client::check_alive`,
-//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed.
+//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed;
+//! or an OpenAPI upstream's document kept loaded (`rest`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -16,6 +17,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use crate::config::UpstreamConfig;
 
 mod lists;
+mod rest;
 
 use lists::ListError;
 pub(crate) use lists::{Hints, Lists};
@@ -82,6 +84,8 @@ impl Drop for InFlight {
 #[derive(Default)]
 struct State {
     client: Option<Client>,
+    /// An OpenAPI upstream's API, while its document is loaded (`rest`): it has no client.
+    api: Option<Arc<crate::openapi::Api>>,
     lists: Arc<Lists>,
     /// Why the upstream is not connected, when it is not.
     down_because: Option<String>,
@@ -173,7 +177,7 @@ impl Upstream {
         match (&self.config.url, &self.config.command) {
             (Some(url), _) => url,
             (None, Some(command)) => &command[0],
-            (None, None) => "",
+            (None, None) => self.config.openapi.as_deref().unwrap_or_default(),
         }
     }
 
@@ -293,7 +297,7 @@ impl Upstream {
     /// The first connected member: what it lists is what the upstream lists, and only its
     /// resource updates are passed on (every process of a pool would report the same change).
     fn primary(&self) -> Option<usize> {
-        self.members.iter().position(|m| m.state.lock().expect("not poisoned").client.is_some())
+        self.members.iter().position(|m| m.state.lock().expect("not poisoned").is_up())
     }
 
     /// What it lists now, under its own names (its first connected member's lists); `None`
@@ -301,7 +305,7 @@ impl Upstream {
     pub(crate) fn current(&self) -> Option<Arc<Lists>> {
         self.members.iter().find_map(|member| {
             let state = member.state.lock().expect("not poisoned");
-            state.client.is_some().then(|| Arc::clone(&state.lists))
+            state.is_up().then(|| Arc::clone(&state.lists))
         })
     }
 
@@ -389,10 +393,17 @@ impl Upstream {
     }
 }
 
+impl State {
+    /// Connected (an MCP upstream), or its OpenAPI document loaded.
+    fn is_up(&self) -> bool {
+        self.client.is_some() || self.api.is_some()
+    }
+}
+
 impl Member {
     fn set_up(&self, client: Client, lists: Lists) {
         let lists = Arc::new(lists);
-        *self.state.lock().expect("not poisoned") = State { client: Some(client), lists, down_because: None };
+        *self.state.lock().expect("not poisoned") = State { client: Some(client), lists, ..State::default() };
     }
 
     fn set_lists(&self, lists: Lists) {
@@ -402,6 +413,7 @@ impl Member {
     fn set_down(&self, why: String) -> Option<Client> {
         let mut state = self.state.lock().expect("not poisoned");
         state.lists = Arc::default();
+        state.api = None;
         state.down_because = Some(why);
         state.client.take()
     }
@@ -465,6 +477,9 @@ fn interest(client: &Client, lists: &Lists) -> SubscriptionFilter {
 /// own); reports every change of what it lists or of whether it is up, and every update of a
 /// resource it serves.
 pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
+    if upstream.config.openapi.is_some() {
+        return rest::supervise(&upstream, &report).await;
+    }
     let members = (0..upstream.members.len()).map(|at| supervise_member(&upstream, at, &report));
     futures::future::join_all(members).await;
 }

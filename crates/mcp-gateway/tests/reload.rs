@@ -16,13 +16,18 @@ mod common;
 use common::shifting::tool_names;
 use common::{Text, Upstream, client, config, eventually, serve, text};
 
-/// An upstream whose `echo` answers `<name>: <text>` and whose `slow` answers after `wait`.
+/// How many calls of `slow` (of any upstream) have begun.
+static SLOW_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// An upstream whose `echo` answers `<name>: <text>` and whose `slow` answers after `text`
+/// milliseconds.
 fn upstream(name: &'static str) -> Upstream {
     let server = Server::builder(name, "1.0.0")
         .tool(ToolRoute::new("echo", move |_: Context, args: Text| async move {
             Ok::<_, Error>(format!("{name}: {}", args.text))
         }))
         .tool(ToolRoute::new("slow", move |_: Context, args: Text| async move {
+            SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(args.text.parse().unwrap_or(0))).await;
             Ok::<_, Error>(format!("{name} slept"))
         }))
@@ -95,7 +100,7 @@ async fn a_reload_under_load_fails_no_call_of_the_upstreams_that_stay() {
         let caller = client(&url, EraPreference::Modern).await;
         tokio::spawn(async move { text(&caller, "b_slow", json!({ "text": "1500" })).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually("the call reaches `b`", async || SLOW_CALLS.load(Ordering::SeqCst) == 1).await;
     let reloaded = gateway.reload(&config(&(section("a", &a, "") + &section("c", &c, "")))).await.unwrap();
     assert_eq!(reloaded.removed, ["b"]);
     assert_eq!(sorted(tool_names(&watcher).await), ["a_echo", "a_slow", "c_echo", "c_slow"]);
@@ -134,7 +139,10 @@ async fn a_bad_configuration_is_refused_and_the_running_one_kept() {
     let mut invalid = config(&section("a", &a, ""));
     invalid.upstreams[0].url = None;
     let error = gateway.reload(&invalid).await.unwrap_err();
-    assert!(matches!(&error, StartError::Config(why) if why.contains("needs a `command` or a `url`")), "{error}");
+    assert!(
+        matches!(&error, StartError::Config(why) if why.contains("needs a `command`, a `url` or an `openapi`")),
+        "{error}"
+    );
 
     // A new upstream whose tool clashes with a running one's: refused naming both.
     let clashing = section("a", &a, "") + &section("b", &b, "rename = { echo = \"a_echo\" }");
@@ -211,7 +219,7 @@ async fn the_binary_reloads_when_its_file_changes_and_on_sighup() {
     assert_eq!(text(&caller, "b_echo", json!({ "text": "new" })).await, "b: new");
     std::fs::write(&watched, "[[upstream]]\nname = \"broken\"\n").unwrap();
     eventually("the broken file is refused", async || gateway.logged("reload refused")).await;
-    assert!(gateway.logged("needs a `command` or a `url`"));
+    assert!(gateway.logged("needs a `command`, a `url` or an `openapi`"));
     assert_eq!(text(&caller, "b_echo", json!({ "text": "kept" })).await, "b: kept");
 
     // Not watched: SIGHUP loads it.
