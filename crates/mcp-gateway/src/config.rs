@@ -45,6 +45,16 @@
 //! client_id = "gateway"              # (client credentials; never the caller's token)
 //! client_secret = "…"
 //! scopes = ["notes"]
+//! dpop = false                       # DPoP-bound tokens (RFC 9449), for an upstream that wants them
+//!
+//! [[upstream]]
+//! name = "mail"
+//! url = "https://mail.example/mcp"
+//! identity = "exchange"              # each call as its caller: the caller's token exchanged (RFC
+//!                                    # 8693) for one of this upstream, as the oauth client below;
+//!                                    # default "gateway" (the gateway's own, as for `notes`)
+//! max_identities = 1000              # callers whose tokens and connections are kept (default)
+//! oauth = { issuer = "https://auth.example", client_id = "gateway", client_secret = "…" }
 //!
 //! [redis]                            # several instances behind a load balancer share…
 //! url = "redis://127.0.0.1:6379"     # …sessions, SSE events, tasks and used states
@@ -168,6 +178,33 @@ pub struct UpstreamOAuth {
     /// The scopes to ask for (default: those the upstream asks for).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Ask for DPoP-bound tokens (RFC 9449; a key of the gateway's own, a proof with each
+    /// request), for an upstream that wants them. Default false.
+    #[serde(default)]
+    pub dpop: bool,
+}
+
+/// Whose identity the gateway's requests to an HTTP upstream carry (`identity`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Identity {
+    /// The gateway's own: its `headers`, and the token of `[upstream.oauth]` (client
+    /// credentials). Every caller's requests arrive as the gateway.
+    #[default]
+    Gateway,
+    /// The caller's: each request made for a caller (a call, a prompt, a read, a completion)
+    /// carries a token the authorization server issued for the upstream in exchange for the
+    /// caller's own (RFC 8693 token exchange, as the client of `[upstream.oauth]`, with its
+    /// scopes, `audience` and `resource` the upstream), so that the upstream sees the caller as
+    /// its subject. The caller's token itself never reaches the upstream. Each caller (its
+    /// principal, client and scopes) has a connection of its own (in the legacy era, a session
+    /// of its own), at most `max_identities` of them, and its exchanged token is kept until it
+    /// is about to expire, or until the upstream refuses it (401: exchanged again, once).
+    /// What the gateway does for no caller (listing, following list changes and resource
+    /// updates, health checks) is done as the gateway (client credentials of the same client).
+    /// A request without a caller's token (stdio, or an endpoint without `[authorization]`)
+    /// fails, saying so: the gateway's identity never stands in for a caller's.
+    Exchange,
 }
 
 /// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era).
@@ -244,9 +281,19 @@ pub struct UpstreamConfig {
     /// names.
     #[serde(default)]
     pub entry_scopes: BTreeMap<String, Vec<String>>,
-    /// The gateway's own token for an HTTP upstream that asks for one (client credentials).
+    /// The gateway's own token for an HTTP upstream that asks for one (client credentials);
+    /// with `identity = "exchange"`, also the client that exchanges the callers' tokens.
     #[serde(default)]
     pub oauth: Option<UpstreamOAuth>,
+    /// Whose identity its requests carry: the gateway's (`"gateway"`, the default) or, for an
+    /// HTTP upstream, each caller's (`"exchange"`; see [`Identity::Exchange`]).
+    #[serde(default)]
+    pub identity: Identity,
+    /// With `identity = "exchange"`: the most callers whose exchanged tokens and connections are
+    /// kept (default 1,000); past it, the one unused the longest is let go (its connection closed
+    /// once its requests have had their time).
+    #[serde(default)]
+    pub max_identities: Option<usize>,
     /// Whether a long call of this upstream's tools becomes a task for a caller that declared the
     /// tasks extension (`task_after_secs`); the gateway follows the upstream's own tasks either
     /// way. Default true.
@@ -387,6 +434,7 @@ impl Config {
             if upstream.inherit_env && upstream.command.is_none() {
                 return Err(format!("upstream `{}`: `inherit_env` is for stdio upstreams (`command`)", upstream.name));
             }
+            self.check_identity(upstream)?;
             if upstream.oauth.is_some() && upstream.command.is_some() {
                 return Err(format!(
                     "upstream `{}`: `oauth` is for HTTP upstreams; a stdio server takes credentials from its `env`",
@@ -427,6 +475,50 @@ impl Config {
                 "[authorization] required_scopes: {bad:?} is not an OAuth scope-token (RFC 6749: no space, quote, \
                  backslash or control character)"
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// `identity = "exchange"` has a caller's token to exchange (an HTTP upstream behind an
+    /// `[authorization]` endpoint), a client to exchange it as, and no configured credential
+    /// that would stand in for the caller's.
+    fn check_identity(&self, upstream: &UpstreamConfig) -> Result<(), String> {
+        let name = &upstream.name;
+        if upstream.identity == Identity::Gateway {
+            if upstream.max_identities.is_some() {
+                return Err(format!("upstream `{name}`: `max_identities` is for `identity = \"exchange\"`"));
+            }
+            return Ok(());
+        }
+        if upstream.command.is_some() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` is for HTTP upstreams (`url`): a stdio server \
+                 is started once for every caller, and takes its credentials from its `env`"
+            ));
+        }
+        if self.authorization.is_none() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` needs an `[authorization]` section: the callers' \
+                 access tokens it exchanges are those the endpoint verifies"
+            ));
+        }
+        if upstream.oauth.is_none() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` needs `[upstream.oauth]`: the authorization server \
+                 (`issuer`) and the client (`client_id`, `client_secret`) the gateway exchanges its callers' \
+                 tokens as"
+            ));
+        }
+        if upstream.headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` sends each caller's exchanged token: an \
+                 `Authorization` header in `headers` would stand in for it"
+            ));
+        }
+        if upstream.max_identities == Some(0) {
+            return Err(format!("upstream `{name}`: `max_identities` must be at least 1"));
         }
         Ok(())
     }
@@ -480,6 +572,10 @@ impl UpstreamConfig {
 
     pub(crate) fn idle_connection(&self) -> Duration {
         Duration::from_secs_f64(self.idle_connection_secs.unwrap_or(4.0))
+    }
+
+    pub(crate) fn max_identities(&self) -> usize {
+        self.max_identities.unwrap_or(1000).max(1)
     }
 
     pub(crate) fn max_entries(&self) -> usize {
@@ -576,6 +672,46 @@ mod tests {
             assert!(refused(&toml).contains(&expected), "{}", refused(&toml));
         }
         assert!(refused("task_after_secs = inf\n").contains("`task_after_secs` must be a finite number"));
+    }
+
+    #[test]
+    fn acting_as_the_caller_needs_a_callers_token_and_a_client_to_exchange_it_as() {
+        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
+        let authorization = "[authorization]\nresource = \"r\"\nissuer = \"https://as\"\n";
+        let oauth = "oauth = { issuer = \"https://as\", client_id = \"gw\", client_secret = \"s\" }\n";
+        let exchange = |rest: &str| format!("[[upstream]]\nname = \"a\"\nidentity = \"exchange\"\n{rest}");
+        let stdio = format!("{authorization}{}", exchange(&format!("command = [\"x\"]\n{oauth}")));
+        assert!(refused(&stdio).contains("`identity = \"exchange\"` is for HTTP upstreams"), "{}", refused(&stdio));
+        let anonymous = exchange(&format!("url = \"http://x\"\n{oauth}"));
+        assert!(refused(&anonymous).contains("needs an `[authorization]` section"), "{}", refused(&anonymous));
+        let clientless = format!("{authorization}{}", exchange("url = \"http://x\"\n"));
+        assert!(refused(&clientless).contains("needs `[upstream.oauth]`"), "{}", refused(&clientless));
+        let standing_in = format!(
+            "{authorization}{}",
+            exchange(&format!("url = \"http://x\"\nheaders = {{ authorization = \"Bearer t\" }}\n{oauth}"))
+        );
+        assert!(refused(&standing_in).contains("would stand in for it"), "{}", refused(&standing_in));
+        let none_kept =
+            format!("{authorization}{}", exchange(&format!("url = \"http://x\"\nmax_identities = 0\n{oauth}")));
+        assert!(refused(&none_kept).contains("`max_identities` must be at least 1"), "{}", refused(&none_kept));
+        let misplaced = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_identities = 5\n";
+        assert!(refused(misplaced).contains("`max_identities` is for `identity = \"exchange\"`"));
+        assert!(
+            refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nidentity = \"caller\"\n")
+                .contains("unknown variant")
+        );
+
+        let config = Config::from_toml(&format!(
+            "{authorization}{}",
+            exchange(&format!("url = \"http://x\"\nheaders = {{ x-tenant = \"blue\" }}\n{oauth}"))
+        ))
+        .unwrap();
+        assert_eq!(config.upstreams[0].identity, Identity::Exchange);
+        assert_eq!(config.upstreams[0].max_identities(), 1000);
+        assert_eq!(
+            Config::from_toml("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n").unwrap().upstreams[0].identity,
+            Identity::Gateway
+        );
     }
 
     #[test]
