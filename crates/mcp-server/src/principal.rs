@@ -140,12 +140,12 @@ pub struct VerifiedToken {
     /// Every claim, as issued.
     pub claims: Map<String, Value>,
     /// The token as the client sent it, when kept.
-    raw: Option<RawToken>,
+    pub(crate) raw: Option<RawToken>,
 }
 
 /// An access token as a client sent it: shown by `Debug` as `[redacted]`.
 #[derive(Clone, PartialEq)]
-struct RawToken(Arc<str>);
+pub(crate) struct RawToken(Arc<str>);
 
 impl fmt::Debug for RawToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -198,5 +198,19 @@ impl VerifiedToken {
     /// Whether the token grants `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|granted| granted == scope)
+    }
+}
+
+#[cfg(all(test, feature = "auth"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_token_is_read_only_through_access_token_and_never_shown() {
+        let token = VerifiedToken::from_claims(Map::new());
+        assert_eq!(token.access_token(), None);
+        let kept = token.keeping("eyJ.secret.sig");
+        assert_eq!(kept.access_token(), Some("eyJ.secret.sig"));
+        assert!(!format!("{kept:?}").contains("secret"), "{kept:?}");
     }
 }

@@ -318,3 +318,28 @@ fn exchanged(issued: TokenResponse, scopes: &[String]) -> Result<StoredTokens, A
     tokens.refresh_token = None;
     Ok(tokens)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(json: serde_json::Value) -> TokenResponse {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn an_exchange_yields_an_access_token_without_a_refresh_token() {
+        let issued = response(serde_json::json!({
+            "access_token": "at", "token_type": "DPoP", "refresh_token": "rt", "expires_in": 60,
+            "issued_token_type": TOKEN_TYPE_ACCESS_TOKEN, "scope": "notes:read",
+        }));
+        let tokens = exchanged(issued, &["notes:read".into(), "notes:write".into()]).unwrap();
+        assert_eq!((tokens.access_token.expose(), tokens.refresh_token, tokens.dpop), ("at", None, true));
+        assert_eq!(tokens.scopes, ["notes:read"]);
+        // Another kind of token, or one that is no access token (N_A), is not used as one.
+        let id_jag = response(serde_json::json!({ "access_token": "x", "issued_token_type": TOKEN_TYPE_ID_JAG }));
+        assert!(exchanged(id_jag, &[]).is_err());
+        let not_applicable = response(serde_json::json!({ "access_token": "x", "token_type": "N_A" }));
+        assert!(exchanged(not_applicable, &[]).is_err());
+    }
+}

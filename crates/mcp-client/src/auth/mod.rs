@@ -23,7 +23,8 @@
 //!    before the code is exchanged.
 //! 5. Scopes: the challenge's, else the PRM `scopes_supported`, else none, plus those already
 //!    granted (step-up) and `offline_access` when the authorization server lists it. At most
-//!    three authorizations per request, then [`AuthError::TooManyAuthorizationAttempts`].
+//!    three authorizations per request (one with a token exchange), then
+//!    [`AuthError::TooManyAuthorizationAttempts`].
 //!    Refresh tokens are used before asking the user again.
 //!
 //! Extensions (each replaces step 4 after the same discovery, and runs on a 401 the same way):
