@@ -28,7 +28,16 @@
 // * client credentials, introspection, revocation, refresh tokens (offline_access, or any
 //   authorization_code grant of a client registered with the refresh_token grant type), DPoP;
 // * static clients `rs-introspector` / `introspector-secret` (a resource server calling the
-//   introspection endpoint) and `test-cc` / `test-cc-secret` (client credentials);
+//   introspection endpoint), `test-cc` / `test-cc-secret` (client credentials) and `gateway` /
+//   `gateway-secret` (client credentials and token exchange);
+// * OAuth 2.0 Token Exchange (RFC 8693), through oidc-provider's `registerGrantType`: a client
+//   allowed the grant trades an access token of this issuer (`subject_token`, of type
+//   access_token: a JWT this issuer signed, or an opaque token it holds) for a JWT access token
+//   of one resource (`resource` and/or `audience`, the same), whose `sub` is the subject's (a
+//   user's: a client's own token is refused), whose scopes are those asked for (default: all
+//   the subject holds) that the resource offers (asking for one the subject token lacks is
+//   `invalid_scope`), whose `act` names the client (§4.1), which expires no later than the
+//   subject token, and which is DPoP-bound when the request carries a proof;
 // * GET /interaction/:uid finishes the interaction: login as the request's `login_hint` (else
 //   `alice`), then consent to everything requested. A user agent that follows redirects and keeps
 //   cookies ends at the client's redirect_uri with `code`, `state` and `iss`.
@@ -89,9 +98,11 @@ const TOKEN_TTL = ttlText ? Number(ttlText) : 600;
 if (!Number.isSafeInteger(TOKEN_TTL) || TOKEN_TTL <= 0) fail('MCP_TEST_OIDC_TOKEN_TTL must be a positive integer');
 
 const KID = 'test-key-1';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const RESOURCE_SCOPES = 'notes:read notes:write admin';
 
-const { privateKey } = await jose.generateKeyPair('ES256', { extractable: true });
+const { publicKey, privateKey } = await jose.generateKeyPair('ES256', { extractable: true });
 const signingJwk = { ...(await jose.exportJWK(privateKey)), kid: KID, alg: 'ES256', use: 'sig' };
 if (process.env.MCP_TEST_OIDC_KEY_PEM) {
   writeFileSync(process.env.MCP_TEST_OIDC_KEY_PEM, await jose.exportPKCS8(privateKey), { mode: 0o600 });
@@ -139,6 +150,14 @@ const provider = new Provider(issuer, {
       redirect_uris: [],
       scope: RESOURCE_SCOPES,
     },
+    {
+      client_id: 'gateway',
+      client_secret: 'gateway-secret',
+      grant_types: ['client_credentials', TOKEN_EXCHANGE],
+      response_types: [],
+      redirect_uris: [],
+      scope: RESOURCE_SCOPES,
+    },
   ],
   // OAuth 2.1: the code flow only (no implicit or hybrid response types).
   responseTypes: ['code'],
@@ -155,6 +174,8 @@ const provider = new Provider(issuer, {
   claims: { openid: ['sub'] },
   findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  // An exchanged token names the client that acts for its subject (RFC 8693 §4.1).
+  extraTokenClaims: async (_ctx, token) => (token.gty === TOKEN_EXCHANGE ? { act: { sub: token.clientId } } : undefined),
   pkce: { required: () => true },
   // Refresh tokens for offline_access, and for every code grant of a client that may refresh
   // (MCP clients rarely ask for offline_access).
@@ -192,6 +213,70 @@ const provider = new Provider(issuer, {
   },
 });
 provider.on('server_error', (_ctx, error) => console.error('server_error:', error));
+
+// RFC 8693 token exchange (see the header).
+const { default: validateDpop } = await load('oidc-provider/lib/helpers/validate_dpop.js');
+const { applyDpopBinding } = await load('oidc-provider/lib/helpers/grant_common.js');
+
+// What a subject token says, if this issuer issued it and it is active.
+async function subjectOf(token) {
+  if (token.split('.').length === 3) {
+    try {
+      const { payload } = await jose.jwtVerify(token, publicKey, { issuer, typ: 'at+jwt' });
+      return { sub: payload.sub, client: payload.client_id, scope: payload.scope ?? '', exp: payload.exp };
+    } catch (error) {
+      throw new errors.InvalidGrant(`subject_token: ${error.message}`);
+    }
+  }
+  const stored = await provider.AccessToken.find(token);
+  if (!stored) throw new errors.InvalidGrant('subject_token is not an active access token of this issuer');
+  return { sub: stored.accountId, client: stored.clientId, scope: stored.scope ?? '', exp: stored.exp };
+}
+
+async function tokenExchange(ctx) {
+  const { params, client } = ctx.oidc;
+  if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+    throw new errors.InvalidRequest(`subject_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  if (params.requested_token_type !== undefined && params.requested_token_type !== ACCESS_TOKEN_TYPE) {
+    throw new errors.InvalidRequest(`requested_token_type must be ${ACCESS_TOKEN_TYPE}`);
+  }
+  if (params.actor_token !== undefined) throw new errors.InvalidRequest('actor_token is not supported');
+  const targets = new Set([params.resource, params.audience].flat().filter(Boolean));
+  if (targets.size !== 1) throw new errors.InvalidTarget('name one resource (resource and audience the same)');
+  const [target] = targets;
+  const subject = await subjectOf(params.subject_token);
+  // A client's own token (client credentials: `sub` is its id) names no one to act for.
+  if (!subject.sub || subject.sub === subject.client) throw new errors.InvalidGrant('subject_token names no user');
+  const info = resourceServerInfo(target);
+  const held = new Set(subject.scope.split(' ').filter(Boolean));
+  const asked = params.scope ? params.scope.split(' ') : [...held];
+  const lacking = asked.filter((scope) => !held.has(scope));
+  if (lacking.length) throw new errors.InvalidScope(`the subject token does not hold ${lacking.join(' ')}`);
+  const offered = new Set(info.scope.split(' '));
+  const scope = asked.filter((scope) => offered.has(scope)).join(' ');
+  // Never beyond the subject token's own life.
+  const left = subject.exp ? subject.exp - Math.floor(Date.now() / 1000) : info.accessTokenTTL;
+  if (left <= 0) throw new errors.InvalidGrant('subject_token has expired');
+  info.accessTokenTTL = Math.min(info.accessTokenTTL, left);
+  const token = new provider.AccessToken({ accountId: subject.sub, client, gty: TOKEN_EXCHANGE, scope: scope || undefined });
+  token.resourceServer = new provider.ResourceServer(target, info);
+  await applyDpopBinding(provider, ctx, await validateDpop(provider, ctx), token);
+  ctx.oidc.entity('AccessToken', token);
+  ctx.body = {
+    access_token: await token.save(),
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: token.tokenType,
+    expires_in: token.expiration,
+    scope: token.scope,
+  };
+}
+provider.registerGrantType(
+  TOKEN_EXCHANGE,
+  tokenExchange,
+  ['subject_token', 'subject_token_type', 'requested_token_type', 'actor_token', 'actor_token_type', 'audience', 'resource', 'scope'],
+  ['audience', 'resource'],
+);
 
 // Headless login and consent.
 async function finishInteraction(req, res) {

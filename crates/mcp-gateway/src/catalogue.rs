@@ -416,8 +416,9 @@ fn upstream_error(upstream: &Upstream, what: &str, error: mcp_client::Error) -> 
     }
 }
 
-fn connected(upstream: &Upstream) -> Result<crate::upstream::Lease, Error> {
-    upstream.lease().map_err(|why| Error::internal(format!("upstream `{}` is unavailable: {why}", upstream.name())))
+/// A connection for one request made for `caller` (with `identity = "exchange"`, its own).
+async fn connected(upstream: &Upstream, caller: &Principal) -> Result<crate::upstream::Lease, Error> {
+    upstream.lease_for(caller).await.map_err(Error::internal)
 }
 
 /// A slot of the upstream's concurrency limit, held for the request.
@@ -449,7 +450,7 @@ impl Catalogue {
         };
         let forward = Forward::new(&upstream, "completion/complete", &params.argument.name);
         let completing = async move {
-            let lease = connected(&upstream)?;
+            let lease = connected(&upstream, caller).await?;
             let _slot = slot(&upstream).await?;
             let context = params.context.and_then(|c| c.arguments).unwrap_or_default();
             let argument = params.argument;
@@ -555,7 +556,8 @@ impl Catalogue {
         if upstream.config.openapi.is_some() {
             let arguments = params.arguments.take().unwrap_or_default();
             let forward = Forward::new(&upstream, "tools/call", &own);
-            return Box::pin(forward.run(async move { upstream.call_operation(&own, arguments).await }));
+            let caller = ctx.principal().clone();
+            return Box::pin(forward.run(async move { upstream.call_operation(&caller, &own, arguments).await }));
         }
         // Shared, not copied, by the call and its retry in another era (`crate::era`).
         let arguments = Arc::new(params.arguments.take().unwrap_or_default());
@@ -588,7 +590,7 @@ impl Catalogue {
         let forward = Forward::new(&upstream, method, &own);
         let held = Arc::clone(&self.held);
         Box::pin(forward.run(async move {
-            let lease = connected(&upstream)?;
+            let lease = connected(&upstream, ctx.principal()).await?;
             let _slot = slot(&upstream).await?;
             let (timeout, tasks) = (upstream.config.timeout(), upstream.config.tasks);
             let era = lease.client.era();
@@ -621,7 +623,7 @@ impl Catalogue {
                 crate::config::Era::Legacy => return Err(upstream_error(&upstream, &what, error)),
             }
             upstream.choose_legacy(refused).await.map_err(Error::internal)?;
-            let lease = upstream.legacy_lease().await.map_err(Error::internal)?;
+            let lease = upstream.legacy_lease_for(ctx.principal()).await.map_err(Error::internal)?;
             tracing::info!(upstream = upstream.name(), %what, "sent again in the legacy era");
             let outcome = held.bridge(&ctx, timeout, tasks, send(lease, own)).await?;
             outcome.map_err(|e| upstream_error(&upstream, &what, e))

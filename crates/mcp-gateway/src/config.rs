@@ -45,6 +45,16 @@
 //! client_id = "gateway"              # (client credentials; never the caller's token)
 //! client_secret = "…"
 //! scopes = ["notes"]
+//! dpop = false                       # DPoP-bound tokens (RFC 9449), for an upstream that wants them
+//!
+//! [[upstream]]
+//! name = "mail"
+//! url = "https://mail.example/mcp"
+//! identity = "exchange"              # each call as its caller: the caller's token exchanged (RFC
+//!                                    # 8693) for one of this upstream, as the oauth client below;
+//!                                    # default "gateway" (the gateway's own, as for `notes`)
+//! max_identities = 1000              # callers whose tokens and connections are kept (default)
+//! oauth = { issuer = "https://auth.example", client_id = "gateway", client_secret = "…" }
 //!
 //! [[upstream]]                       # a REST API: each operation of its OpenAPI 3.0 or 3.1
 //! name = "pets"                      # document is a tool (`pets_<operationId>`)
@@ -176,6 +186,33 @@ pub struct UpstreamOAuth {
     /// The scopes to ask for (default: those the upstream asks for).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Ask for DPoP-bound tokens (RFC 9449; a key of the gateway's own, a proof with each
+    /// request), for an upstream that wants them. Default false.
+    #[serde(default)]
+    pub dpop: bool,
+}
+
+/// Whose identity the gateway's requests to an HTTP upstream carry (`identity`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Identity {
+    /// The gateway's own: its `headers`, and the token of `[upstream.oauth]` (client
+    /// credentials). Every caller's requests arrive as the gateway.
+    #[default]
+    Gateway,
+    /// The caller's: each request made for a caller (a call, a prompt, a read, a completion)
+    /// carries a token the authorization server issued for the upstream in exchange for the
+    /// caller's own (RFC 8693 token exchange, as the client of `[upstream.oauth]`, with its
+    /// scopes, `audience` and `resource` the upstream), so that the upstream sees the caller as
+    /// its subject. The caller's token itself never reaches the upstream. Each caller (its
+    /// principal, client and scopes) has a connection of its own (in the legacy era, a session
+    /// of its own), at most `max_identities` of them, and its exchanged token is kept until it
+    /// is about to expire, or until the upstream refuses it (401: exchanged again, once).
+    /// What the gateway does for no caller (listing, following list changes and resource
+    /// updates, health checks) is done as the gateway (client credentials of the same client).
+    /// A request without a caller's token (stdio, or an endpoint without `[authorization]`)
+    /// fails, saying so: the gateway's identity never stands in for a caller's.
+    Exchange,
 }
 
 /// One server behind the gateway: a command (stdio) or a URL (Streamable HTTP, either era), or
@@ -253,9 +290,19 @@ pub struct UpstreamConfig {
     /// names.
     #[serde(default)]
     pub entry_scopes: BTreeMap<String, Vec<String>>,
-    /// The gateway's own token for an HTTP upstream that asks for one (client credentials).
+    /// The gateway's own token for an HTTP upstream that asks for one (client credentials);
+    /// with `identity = "exchange"`, also the client that exchanges the callers' tokens.
     #[serde(default)]
     pub oauth: Option<UpstreamOAuth>,
+    /// Whose identity its requests carry: the gateway's (`"gateway"`, the default) or, for an
+    /// HTTP upstream, each caller's (`"exchange"`; see [`Identity::Exchange`]).
+    #[serde(default)]
+    pub identity: Identity,
+    /// With `identity = "exchange"`: the most callers whose exchanged tokens and connections are
+    /// kept (default 1,000); past it, the one unused the longest is let go (its connection closed
+    /// once its requests have had their time).
+    #[serde(default)]
+    pub max_identities: Option<usize>,
     /// Whether a long call of this upstream's tools becomes a task for a caller that declared the
     /// tasks extension (`task_after_secs`); the gateway follows the upstream's own tasks either
     /// way. Default true.
@@ -429,6 +476,7 @@ impl Config {
             if upstream.inherit_env && upstream.command.is_none() {
                 return Err(format!("upstream `{}`: `inherit_env` is for stdio upstreams (`command`)", upstream.name));
             }
+            self.check_identity(upstream)?;
             if upstream.oauth.is_some() && upstream.command.is_some() {
                 return Err(format!(
                     "upstream `{}`: `oauth` is for HTTP upstreams; a stdio server takes credentials from its `env`",
@@ -469,6 +517,50 @@ impl Config {
                 "[authorization] required_scopes: {bad:?} is not an OAuth scope-token (RFC 6749: no space, quote, \
                  backslash or control character)"
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// `identity = "exchange"` has a caller's token to exchange (an HTTP upstream behind an
+    /// `[authorization]` endpoint), a client to exchange it as, and no configured credential
+    /// that would stand in for the caller's.
+    fn check_identity(&self, upstream: &UpstreamConfig) -> Result<(), String> {
+        let name = &upstream.name;
+        if upstream.identity == Identity::Gateway {
+            if upstream.max_identities.is_some() {
+                return Err(format!("upstream `{name}`: `max_identities` is for `identity = \"exchange\"`"));
+            }
+            return Ok(());
+        }
+        if upstream.command.is_some() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` is for HTTP upstreams (`url`): a stdio server \
+                 is started once for every caller, and takes its credentials from its `env`"
+            ));
+        }
+        if self.authorization.is_none() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` needs an `[authorization]` section: the callers' \
+                 access tokens it exchanges are those the endpoint verifies"
+            ));
+        }
+        if upstream.oauth.is_none() {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` needs `[upstream.oauth]`: the authorization server \
+                 (`issuer`) and the client (`client_id`, `client_secret`) the gateway exchanges its callers' \
+                 tokens as"
+            ));
+        }
+        if upstream.headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
+            return Err(format!(
+                "upstream `{name}`: `identity = \"exchange\"` sends each caller's exchanged token: an \
+                 `Authorization` header in `headers` would stand in for it"
+            ));
+        }
+        if upstream.max_identities == Some(0) {
+            return Err(format!("upstream `{name}`: `max_identities` must be at least 1"));
         }
         Ok(())
     }
@@ -559,6 +651,10 @@ impl UpstreamConfig {
         Duration::from_secs_f64(self.idle_connection_secs.unwrap_or(4.0))
     }
 
+    pub(crate) fn max_identities(&self) -> usize {
+        self.max_identities.unwrap_or(1000).max(1)
+    }
+
     pub(crate) fn max_entries(&self) -> usize {
         self.max_entries.unwrap_or(10_000)
     }
@@ -585,142 +681,4 @@ impl UpstreamConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_both_kinds_of_upstream_and_names_their_tools() {
-        let config = Config::from_toml(
-            r#"
-            listen = "127.0.0.1:0"
-            [[upstream]]
-            name = "files"
-            command = ["files-server", "/srv"]
-            [[upstream]]
-            name = "notes"
-            url = "http://127.0.0.1:9000/mcp"
-            headers = { Authorization = "Bearer t" }
-            prefix = ""
-            rename = { search = "notes_search" }
-            era = "legacy"
-            "#,
-        )
-        .unwrap();
-        assert_eq!(config.upstreams[0].listed_name("read"), "files_read");
-        assert_eq!(config.upstreams[1].listed_name("add"), "add");
-        assert_eq!(config.upstreams[1].listed_name("search"), "notes_search");
-        assert_eq!(config.upstreams[1].headers["Authorization"], "Bearer t");
-        assert_eq!((config.upstreams[0].era, config.upstreams[1].era), (Era::Auto, Era::Legacy));
-    }
-
-    #[test]
-    fn refuses_what_cannot_be_served() {
-        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
-        assert!(
-            refused("[[upstream]]\nname = \"a\"\n").contains("upstream `a` needs a `command`, a `url` or an `openapi`")
-        );
-        assert!(
-            refused("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n[[upstream]]\nname = \"a\"\nurl = \"http://y\"\n")
-                .contains("two upstreams are named `a`")
-        );
-        assert!(refused("[[upstream]]\nname = \"a\"\ncommand = []\n").contains("`command` is empty"));
-        assert!(refused("lisen = \"x\"\n").contains("unknown field `lisen`"));
-        let scoped = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nscopes = [\"s\"]\n";
-        assert!(refused(scoped).contains("upstream `a` restricts its callers"), "{}", refused(scoped));
-        // A scope name that a challenge could not carry (issue 42): refused at load, named.
-        let quoted = "[authorization]\nresource = \"r\"\nissuer = \"i\"\n[[upstream]]\nname = \"a\"\n\
-                      url = \"http://x\"\nentry_scopes = { t = [\"a\\\"b\"] }\n";
-        assert!(refused(quoted).contains(r#"the scope "a\"b" is not an OAuth scope-token"#), "{}", refused(quoted));
-        let spaced = "[authorization]\nresource = \"r\"\nissuer = \"i\"\nrequired_scopes = [\"a b\"]\n";
-        assert!(refused(spaced).contains("required_scopes: \"a b\" is not"), "{}", refused(spaced));
-        let stdio_oauth =
-            "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
-        assert!(refused(stdio_oauth).contains("`oauth` is for HTTP upstreams"));
-        let unpinned =
-            "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\noauth = { client_id = \"c\", client_secret = \"s\" }\n";
-        assert!(refused(unpinned).contains("upstream `a`: `[upstream.oauth]` needs `issuer`"), "{}", refused(unpinned));
-        assert!(refused("[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\npool = 0\n").contains("at least 1"));
-        let http_inherit = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\ninherit_env = true\n";
-        assert!(refused(http_inherit).contains("upstream `a`: `inherit_env` is for stdio upstreams"));
-        let http_pool = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\npool = 2\n";
-        assert!(refused(http_pool).contains("`pool` is for stdio upstreams"));
-        let no_bytes = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = 0\n";
-        assert!(
-            refused(no_bytes).contains("upstream `a`: `max_list_bytes` must be at least 1"),
-            "{}",
-            refused(no_bytes)
-        );
-        let negative = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nmax_list_bytes = -1\n";
-        assert!(refused(negative).contains("max_list_bytes"), "{}", refused(negative));
-        // A `Duration` holds no infinity, NaN or negative: said at load, not a panic at start.
-        for (field, value) in [("timeout_secs", "inf"), ("idle_connection_secs", "nan"), ("relist_delay_secs", "-1")] {
-            let toml = format!("[[upstream]]\nname = \"a\"\nurl = \"http://x\"\n{field} = {value}\n");
-            let expected = format!("upstream `a`: `{field}` must be a finite number of seconds, at least 0");
-            assert!(refused(&toml).contains(&expected), "{}", refused(&toml));
-        }
-        assert!(refused("task_after_secs = inf\n").contains("`task_after_secs` must be a finite number"));
-    }
-
-    #[test]
-    fn reads_an_openapi_upstream_and_refuses_its_fields_elsewhere() {
-        let config = Config::from_toml(
-            r#"
-            [[upstream]]
-            name = "pets"
-            openapi = "https://pets.example/openapi.json"
-            base_url = "https://pets.example/v1"
-            headers = { X-Api-Key = "k" }
-            max_response_bytes = 4096
-            oauth = { issuer = "https://auth.example", client_id = "gw", client_secret = "s" }
-            "#,
-        )
-        .unwrap();
-        let pets = &config.upstreams[0];
-        assert_eq!(pets.openapi.as_deref(), Some("https://pets.example/openapi.json"));
-        assert_eq!((pets.base_url.as_deref(), pets.max_response_bytes()), (Some("https://pets.example/v1"), 4096));
-        assert_eq!(
-            Config::from_toml("[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\n").unwrap().upstreams[0]
-                .max_response_bytes(),
-            1 << 20
-        );
-        let refused = |toml: &str| Config::from_toml(toml).unwrap_err();
-        let both = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nurl = \"http://x\"\n";
-        assert!(refused(both).contains("upstream `a` has `openapi` and a `command` or `url`"), "{}", refused(both));
-        let stray = "[[upstream]]\nname = \"a\"\nurl = \"http://x\"\nbase_url = \"http://y\"\n";
-        assert!(refused(stray).contains("upstream `a`: `base_url` is for OpenAPI upstreams"), "{}", refused(stray));
-        let ftp = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nbase_url = \"ftp://y\"\n";
-        assert!(refused(ftp).contains("`base_url` must be an http:// or https:// URL"), "{}", refused(ftp));
-        let zero = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\nmax_response_bytes = 0\n";
-        assert!(refused(zero).contains("`max_response_bytes` must be at least 1"), "{}", refused(zero));
-        let pooled = "[[upstream]]\nname = \"a\"\nopenapi = \"a.json\"\npool = 2\n";
-        assert!(refused(pooled).contains("`pool` is for stdio upstreams"), "{}", refused(pooled));
-    }
-
-    #[test]
-    fn reads_the_authorization_and_who_may_use_each_upstream() {
-        let config = Config::from_toml(
-            r#"
-            [authorization]
-            resource = "https://gw.example/mcp"
-            issuer = "https://auth.example"
-            required_scopes = ["mcp"]
-            introspection = { client_id = "gw", client_secret = "s" }
-            [[upstream]]
-            name = "notes"
-            url = "http://127.0.0.1:9000/mcp"
-            scopes = ["notes"]
-            principals = ["alice"]
-            entry_scopes = { delete = ["notes:write"] }
-            oauth = { issuer = "https://auth.example", client_id = "gw", client_secret = "s2", scopes = ["notes"] }
-            "#,
-        )
-        .unwrap();
-        let authorization = config.authorization.as_ref().unwrap();
-        assert_eq!(authorization.required_scopes, ["mcp"]);
-        assert_eq!(authorization.introspection.as_ref().unwrap().client_id, "gw");
-        let notes = &config.upstreams[0];
-        assert!(notes.restricts_callers());
-        assert_eq!(notes.entry_scopes["delete"], ["notes:write"]);
-        assert_eq!(notes.oauth.as_ref().unwrap().scopes, ["notes"]);
-    }
-}
+mod tests;

@@ -285,7 +285,10 @@ impl Gateway {
                 Some(redis) => builder.dpop_replay_store(Arc::new(redis.replay_store(DPOP_PROOFS_PER_KEY))),
                 None => builder,
             };
+            // An upstream that serves each caller as itself exchanges the caller's token.
+            let exchanges = self.live.get().upstreams.iter().any(|u| u.config.identity == config::Identity::Exchange);
             let server = builder
+                .keep_access_tokens(exchanges)
                 .authorization_server(issuer)
                 .required_scopes(authorization.required_scopes.iter().cloned())
                 .scopes_supported(scopes)

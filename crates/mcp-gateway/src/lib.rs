@@ -65,6 +65,10 @@
 //!   subscribed to the URI.
 //! - [`Gateway::http_config`] makes the endpoint an OAuth 2.1 resource server (`[authorization]`);
 //!   each upstream's `scopes`, `principals` and `entry_scopes` decide what a caller sees and uses.
+//! - A protected HTTP upstream gets the gateway's own token (`[upstream.oauth]`, client
+//!   credentials), or with `identity = "exchange"` ([`config::Identity::Exchange`]) each
+//!   caller's: a token exchanged (RFC 8693) for the caller's, on a connection of the caller's own
+//!   (at most `max_identities` kept). The caller's token itself never reaches an upstream.
 //! - `catalogue = "search"` lists two tools instead of every upstream's: `search_tools` (BM25
 //!   over the tools the caller may see) and `call_tool` (calls one by name, as a direct call
 //!   would).
@@ -92,6 +96,6 @@ mod openapi;
 pub mod search;
 mod upstream;
 
-pub use config::{CatalogueMode, Config, UpstreamConfig};
+pub use config::{CatalogueMode, Config, Identity, UpstreamConfig};
 pub use gateway::{Gateway, Reloaded, StartError};
 pub use index::Clash;

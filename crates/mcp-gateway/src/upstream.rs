@@ -1,26 +1,28 @@
-//! One upstream server: its connection, kept up (connected, health-checked with
-//! `Client::check_alive`,
-//! reconnected with backoff after a failure), and what it lists (tools, prompts, resources, templates) as last listed;
-//! or an OpenAPI upstream's document kept loaded (`rest`).
+//! One upstream server: its connections (kept up by its [`supervise`] task; with
+//! `identity = "exchange"`, also one per caller: [`identity`]), the one a request goes to, and
+//! what it lists (tools, prompts, resources, templates) as last listed.
+//! An OpenAPI upstream has no connection: its document is kept loaded (`rest`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use futures::StreamExt as _;
-use mcp_client::{
-    Client, ElicitationModes, Era, EraPreference, HandlerError, Handlers, StderrMode, StdioCommand, Subscription,
-};
-use mcp_types::{LoggingLevel, SamplingCapability, ServerNotification, SubscriptionFilter};
+use mcp_client::auth::{OAuth, OAuthBuilder, SubjectToken};
+use mcp_client::{Client, ElicitationModes, Era, EraPreference, HandlerError, Handlers, StderrMode, StdioCommand};
+use mcp_server::Principal;
+use mcp_types::SamplingCapability;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
-use crate::config::UpstreamConfig;
+use crate::config::{Identity, UpstreamConfig, UpstreamOAuth};
 
+mod identity;
 mod lists;
 mod rest;
+mod supervise;
 
-use lists::ListError;
+use identity::Identities;
 pub(crate) use lists::{Hints, Lists};
+pub(crate) use supervise::{Change, Report, supervise};
 
 /// What a stdio upstream keeps of the gateway's environment without `inherit_env`: `PATH`, to
 /// find programs (`npx`, `uvx`, and what they run); on Windows also `SYSTEMROOT`, without
@@ -44,7 +46,9 @@ pub(crate) struct Upstream {
     /// The requests it may be sent at once (`max_concurrent_requests`), if limited.
     slots: Option<Arc<Semaphore>>,
     /// The gateway's own OAuth client for it (`[upstream.oauth]`), kept across reconnections.
-    oauth: Option<mcp_client::auth::OAuth>,
+    oauth: Option<OAuth>,
+    /// With `identity = "exchange"`: each caller's credentials and connection.
+    callers: Option<Callers>,
     /// Why `era = "auto"` speaks the legacy era to it, once it does (`crate::era`).
     legacy_because: OnceLock<String>,
     /// Held while deciding that, so that calls refused at once lead to one decision; holds when
@@ -53,6 +57,14 @@ pub(crate) struct Upstream {
     /// Counts the connections that came up, of every process: a call waiting for one in the
     /// legacy era watches it.
     connections: watch::Sender<u64>,
+}
+
+/// The callers of an upstream of `identity = "exchange"`, and the HTTP clients their connections
+/// share (one connection pool to the upstream, one to the authorization server).
+struct Callers {
+    identities: Identities,
+    upstream_http: reqwest::Client,
+    authorization_http: reqwest::Client,
 }
 
 /// One connection of an upstream (one process of a pool), supervised on its own.
@@ -102,18 +114,19 @@ impl Upstream {
                 in_flight: Arc::default(),
             })
             .collect();
-        let oauth = config.oauth.as_ref().map(|oauth| {
-            let mut client = mcp_client::auth::OAuth::builder()
-                .client_id(&oauth.client_id)
-                .client_secret(oauth.client_secret.clone())
-                .client_credentials();
-            if let Some(issuer) = &oauth.issuer {
-                client = client.authorization_server(issuer).client_issuer(issuer);
-            }
-            if !oauth.scopes.is_empty() {
-                client = client.scopes(oauth.scopes.iter().cloned());
-            }
-            client.build()
+        let oauth = config.oauth.as_ref().map(|oauth| client_of(oauth).client_credentials().build());
+        let callers = (config.identity == Identity::Exchange).then(|| Callers {
+            identities: Identities::new(config.max_identities()),
+            upstream_http: reqwest::Client::builder()
+                .pool_idle_timeout(config.idle_connection())
+                .build()
+                .expect("a reqwest client without TLS options"),
+            // As mcp-client's own: no redirect takes a caller's token elsewhere.
+            authorization_http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(30))
+                .build()
+                .expect("a reqwest client without TLS options"),
         });
         Upstream {
             slots,
@@ -121,6 +134,7 @@ impl Upstream {
             members,
             picking: Mutex::new(()),
             oauth,
+            callers,
             legacy_because: OnceLock::new(),
             choosing: tokio::sync::Mutex::new(None),
             connections: watch::Sender::new(0),
@@ -139,7 +153,7 @@ impl Upstream {
     }
 
     /// What must never reach a caller or the log: its configured header values, its client
-    /// secret and the tokens it holds now.
+    /// secret and the tokens it holds now (its callers' tokens and those exchanged for them).
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.config.headers.values().cloned().collect();
         secrets.extend(self.config.env.values().cloned());
@@ -149,6 +163,9 @@ impl Upstream {
         if let Some(tokens) = self.oauth.as_ref().and_then(mcp_client::auth::OAuth::tokens) {
             secrets.push(tokens.access_token.expose().to_owned());
             secrets.extend(tokens.refresh_token.map(|t| t.expose().to_owned()));
+        }
+        if let Some(callers) = &self.callers {
+            callers.identities.secrets(&mut secrets);
         }
         secrets
     }
@@ -193,6 +210,78 @@ impl Upstream {
     /// flight (the first of those on a tie); or why none is connected.
     pub(crate) fn lease(&self) -> Result<Lease, String> {
         self.lease_where(|_| true).ok_or_else(|| self.up().err().unwrap_or_default())
+    }
+
+    /// A connection for one request made for `caller`: the shared one (`identity = "gateway"`),
+    /// or the caller's own (`"exchange"`); else why none can serve it, naming the upstream.
+    pub(crate) async fn lease_for(&self, caller: &Principal) -> Result<Lease, String> {
+        match &self.callers {
+            None => self.lease().map_err(|why| format!("upstream `{}` is unavailable: {why}", self.name())),
+            Some(callers) => self.caller_lease(callers, caller).await,
+        }
+    }
+
+    /// Like [`Upstream::lease_for`], in the legacy era (after [`Upstream::choose_legacy`]).
+    pub(crate) async fn legacy_lease_for(&self, caller: &Principal) -> Result<Lease, String> {
+        match &self.callers {
+            None => self.legacy_lease().await,
+            // Its connection is replaced, being in the era no longer used.
+            Some(callers) => self.caller_lease(callers, caller).await,
+        }
+    }
+
+    /// The caller's own connection, made (its token exchanged at the first challenge) when it
+    /// has none, or has one in an era no longer used. Never the gateway's identity: a request
+    /// without a caller's token fails.
+    async fn caller_lease(&self, callers: &Callers, caller: &Principal) -> Result<Lease, String> {
+        let name = self.name();
+        let identity = self.identity_of(callers, caller)?;
+        let connect = |oauth: OAuth| async move { self.connect_in(self.preference(), Some((callers, oauth))).await };
+        let (client, replaced) =
+            identity.connection(|client| !self.outdated(client), connect).await.map_err(|error| {
+                let failure = self.failure("connecting as its caller", &error);
+                format!("upstream `{name}` could not be reached as the caller: {failure}")
+            })?;
+        if let Some(replaced) = replaced {
+            retire(replaced, self.config.timeout());
+        }
+        identity.in_flight.fetch_add(1, Ordering::Relaxed);
+        Ok(Lease { client, in_flight: InFlight(Arc::clone(&identity.in_flight)) })
+    }
+
+    /// The credentials of one request made for `caller` to an OpenAPI upstream: the gateway's own
+    /// (`identity = "gateway"`: `[upstream.oauth]`, if any), or the caller's token exchanged for
+    /// one of this upstream (`"exchange"`), never the gateway's in place of a caller's.
+    pub(crate) fn oauth_for(&self, caller: &Principal) -> Result<Option<OAuth>, String> {
+        match &self.callers {
+            None => Ok(self.oauth.clone()),
+            Some(callers) => Ok(Some(self.identity_of(callers, caller)?.oauth.clone())),
+        }
+    }
+
+    /// The caller's identity here (its exchanged token, its connection), made at its first
+    /// request; a request without a caller's token fails.
+    fn identity_of(&self, callers: &Callers, caller: &Principal) -> Result<Arc<identity::Identity>, String> {
+        let Some((token, raw)) = caller.token().and_then(|token| Some((token, token.access_token()?))) else {
+            return Err(format!(
+                "upstream `{}` serves each caller as itself (identity = \"exchange\"), and this request carries no \
+                 access token to exchange (a caller over stdio, or an endpoint without [authorization]); the \
+                 gateway's own identity never stands in for a caller's",
+                self.name()
+            ));
+        };
+        let exchange = |subject| self.exchange_as(callers, subject);
+        let (identity, evicted) = callers.identities.of(caller.as_str(), token, raw, exchange);
+        if let Some(client) = evicted.and_then(|evicted| evicted.take_connection()) {
+            retire(client, self.config.timeout());
+        }
+        Ok(identity)
+    }
+
+    /// The OAuth client that exchanges a caller's token (`subject`) for one of this upstream.
+    fn exchange_as(&self, callers: &Callers, subject: SubjectToken) -> OAuth {
+        let oauth = self.config.oauth.as_ref().expect("checked: `identity = \"exchange\"` has `[upstream.oauth]`");
+        client_of(oauth).token_exchange(subject).http_client(callers.authorization_http.clone()).build()
     }
 
     /// Like [`Upstream::lease`], among the connections that `usable` accepts.
@@ -244,7 +333,7 @@ impl Upstream {
             return Err(told.clone());
         }
         let name = self.name();
-        match self.connect_in(EraPreference::Legacy).await {
+        match self.connect_in(EraPreference::Legacy, None).await {
             Ok(probe) => probe.close().await,
             Err(error) => {
                 let failure = self.failure("connecting in the legacy era", &error);
@@ -271,7 +360,7 @@ impl Upstream {
 
     /// A connection in the legacy era for one request, waiting for one to come up (after
     /// [`Upstream::choose_legacy`]) for at most the upstream's `timeout_secs`.
-    pub(crate) async fn legacy_lease(&self) -> Result<Lease, String> {
+    async fn legacy_lease(&self) -> Result<Lease, String> {
         let mut connections = self.connections.subscribe();
         let wait = async {
             loop {
@@ -338,10 +427,16 @@ impl Upstream {
     }
 
     async fn connect(&self) -> Result<Client, mcp_client::Error> {
-        self.connect_in(self.preference()).await
+        self.connect_in(self.preference(), None).await
     }
 
-    async fn connect_in(&self, era: EraPreference) -> Result<Client, mcp_client::Error> {
+    /// A connection in `era`: as the gateway, or (`caller`: the callers' shared HTTP clients,
+    /// and one caller's exchange) as that caller.
+    async fn connect_in(
+        &self,
+        era: EraPreference,
+        caller: Option<(&Callers, OAuth)>,
+    ) -> Result<Client, mcp_client::Error> {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .handlers(unrouted())
             .request_timeout(self.config.timeout())
@@ -379,13 +474,21 @@ impl Upstream {
                 for (name, value) in &self.config.headers {
                     builder = builder.http_header(name, value);
                 }
-                if let Some(oauth) = &self.oauth {
-                    builder = builder.oauth(oauth.clone());
-                }
-                let http = reqwest::Client::builder()
-                    .pool_idle_timeout(self.config.idle_connection())
-                    .build()
-                    .map_err(|e| mcp_client::Error::Protocol(format!("the HTTP client could not be built: {e}")))?;
+                let http = match caller {
+                    // The caller's exchange alone: never the gateway's token.
+                    Some((callers, exchange)) => {
+                        builder = builder.oauth(exchange);
+                        callers.upstream_http.clone()
+                    }
+                    None => {
+                        if let Some(oauth) = &self.oauth {
+                            builder = builder.oauth(oauth.clone());
+                        }
+                        reqwest::Client::builder().pool_idle_timeout(self.config.idle_connection()).build().map_err(
+                            |e| mcp_client::Error::Protocol(format!("the HTTP client could not be built: {e}")),
+                        )?
+                    }
+                };
                 builder.http_client(http).connect_http(url).await
             }
             (None, None) => unreachable!("the configuration was checked"),
@@ -438,135 +541,17 @@ fn unrouted() -> Handlers {
         .roots(|| async { Err(refuse()) })
 }
 
-/// What an upstream's supervisor reports.
-pub(crate) enum Change {
-    /// What it lists changed, or whether it is up.
-    Lists,
-    /// A resource changed (`notifications/resources/updated`), says the upstream named first:
-    /// passed on only if it owns the URI.
-    ResourceUpdated(String, String),
-}
-
-pub(crate) type Report = Arc<dyn Fn(Change) + Send + Sync>;
-
-/// The notifications the gateway follows: every list change, and updates of every resource it
-/// lists (a modern server also takes each template's literal start: its subscriptions match by
-/// prefix), when the upstream offers resource subscriptions.
-fn interest(client: &Client, lists: &Lists) -> SubscriptionFilter {
-    let subscribes = client.server_capabilities().resources.is_some_and(|r| r.subscribe == Some(true));
-    let resources = subscribes.then(|| {
-        let listed = lists.resources.iter().map(|resource| resource.uri.clone());
-        let templates =
-            lists.templates.iter().map(|template| template.uri_template.split('{').next().unwrap_or_default());
-        let starts = templates.filter(|start| !start.is_empty()).map(str::to_owned);
-        match client.era() {
-            Era::Modern => listed.chain(starts).collect(),
-            Era::Legacy => listed.collect(),
-        }
-    });
-    SubscriptionFilter {
-        tools_list_changed: Some(true),
-        prompts_list_changed: Some(true),
-        resources_list_changed: Some(true),
-        resource_subscriptions: resources,
-        ..SubscriptionFilter::default()
+/// An OAuth client of `[upstream.oauth]`, its credentials pinned to its `issuer`; the grant is
+/// the caller's to choose.
+fn client_of(oauth: &UpstreamOAuth) -> OAuthBuilder {
+    let mut client = OAuth::builder().client_id(&oauth.client_id).client_secret(oauth.client_secret.clone());
+    if let Some(issuer) = &oauth.issuer {
+        client = client.authorization_server(issuer).client_issuer(issuer);
     }
-}
-
-/// Keeps `upstream` connected for as long as the task runs (each process of a pool on its
-/// own); reports every change of what it lists or of whether it is up, and every update of a
-/// resource it serves.
-pub(crate) async fn supervise(upstream: Arc<Upstream>, report: Report) {
-    if upstream.config.openapi.is_some() {
-        return rest::supervise(&upstream, &report).await;
+    if !oauth.scopes.is_empty() {
+        client = client.scopes(oauth.scopes.iter().cloned());
     }
-    let members = (0..upstream.members.len()).map(|at| supervise_member(&upstream, at, &report));
-    futures::future::join_all(members).await;
-}
-
-async fn supervise_member(upstream: &Upstream, at: usize, report: &Report) {
-    let name = match upstream.members.len() {
-        1 => upstream.name().to_owned(),
-        n => format!("{} (process {} of {n})", upstream.name(), at + 1),
-    };
-    let member = &upstream.members[at];
-    let mut backoff = FIRST_BACKOFF;
-    let mut unavailable = Unavailable::default();
-    // A connection in an era the upstream no longer uses, serving until its replacement is up.
-    let mut outdated: Option<Client> = None;
-    loop {
-        let connected = match upstream.connect().await {
-            Ok(client) => match Lists::of(&client, &upstream.config).await {
-                Ok(lists) => Ok((client, lists)),
-                Err(error) => {
-                    client.close().await;
-                    Err(listing_failed(upstream, &error))
-                }
-            },
-            Err(error) => Err(Attempt::failed(upstream, "connecting failed", &error)),
-        };
-        let (client, lists) = match connected {
-            Ok(up) => up,
-            Err(failure) => {
-                if let Some(unsaid) = unavailable.due(&failure.told) {
-                    member.set_down(failure.say(upstream, &name, unsaid, backoff));
-                }
-                // It goes down with the attempt that was to replace it (the first failure since
-                // it came up, so said above).
-                if let Some(old) = outdated.take() {
-                    retire(old, upstream.config.timeout());
-                    report(Change::Lists);
-                }
-                member.attempts.send_modify(|n| *n += 1);
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(LAST_BACKOFF);
-                continue;
-            }
-        };
-        unavailable = Unavailable::default();
-        tracing::info!(
-            upstream = %name, tools = lists.tools.len(), prompts = lists.prompts.len(),
-            resources = lists.resources.len(), templates = lists.templates.len(), skills = lists.skills.len(),
-            era = ?client.era(),
-            "upstream connected"
-        );
-        backoff = FIRST_BACKOFF;
-        // A legacy server logs per session: it sends everything, each caller gets its own level.
-        if client.era() == Era::Legacy
-            && client.server_capabilities().logging.is_some()
-            && let Err(error) = client.set_log_level(LoggingLevel::Debug).await
-        {
-            tracing::warn!(upstream = %name, %error, "asking for log messages failed; none will be forwarded");
-        }
-        let wanted = interest(&client, &lists);
-        let mut changes = client.listen(wanted.clone()).await.ok();
-        member.set_up(client.clone(), lists);
-        if let Some(old) = outdated.take() {
-            retire(old, upstream.config.timeout());
-        }
-        member.attempts.send_modify(|n| *n += 1);
-        upstream.connections.send_modify(|n| *n += 1);
-        report(Change::Lists);
-        let ended = watch_connection(upstream, at, &client, wanted, &mut changes, report).await;
-        drop(changes);
-        let why = match ended {
-            Ended::Outdated => {
-                // Replaced in place: it serves on until the legacy connection is up, so that the
-                // switch never takes the upstream down.
-                let because = upstream.legacy_because.get().map_or("", String::as_str);
-                tracing::info!(upstream = %name, because, "reconnecting in the legacy era");
-                outdated = Some(client);
-                continue;
-            }
-            Ended::Lost(why) => why,
-        };
-        tracing::warn!(upstream = %name, %why, "upstream lost; reconnecting");
-        if let Some(client) = member.set_down(why) {
-            client.close().await;
-        }
-        report(Change::Lists);
-        tokio::time::sleep(backoff).await;
-    }
+    client.dpop(oauth.dpop)
 }
 
 /// Closes a replaced connection once the requests in flight on it have had their time
@@ -576,205 +561,4 @@ fn retire(client: Client, after: Duration) {
         tokio::time::sleep(after).await;
         client.close().await;
     });
-}
-
-/// Why following a connection ended.
-enum Ended {
-    /// `era = "auto"` chose the legacy era for the upstream since it came up in 2026-07-28.
-    Outdated,
-    /// It is deemed lost, for this reason.
-    Lost(String),
-}
-
-/// Follows a connected upstream: re-lists what it serves when it says a list changed, checks that it
-/// answers every health interval (and when a call suspects it), until it is lost or outdated.
-async fn watch_connection(
-    upstream: &Upstream,
-    at: usize,
-    client: &Client,
-    mut wanted: SubscriptionFilter,
-    changes: &mut Option<Subscription>,
-    report: &Report,
-) -> Ended {
-    let member = &upstream.members[at];
-    let mut health = tokio::time::interval(upstream.config.health_interval());
-    health.tick().await;
-    // A modern subscription starts when first polled, here: a list that changed between the
-    // listing and the upstream's acknowledgement would go unseen, so the first one re-lists.
-    let mut acknowledged = false;
-    loop {
-        let check = tokio::select! {
-            notification = next_change(changes) => match notification {
-                Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
-                    if upstream.primary() == Some(at) {
-                        report(Change::ResourceUpdated(upstream.name().to_owned(), updated.params.uri));
-                    }
-                    false
-                }
-                Some(Ok(ServerNotification::SubscriptionsAcknowledged(_))) if acknowledged => false,
-                Some(Ok(notification)) => {
-                    acknowledged |= matches!(notification, ServerNotification::SubscriptionsAcknowledged(_));
-                    // A burst of list changes is one re-list: the ones that come meanwhile are
-                    // taken in by it (resource updates still pass on).
-                    settle(upstream, at, changes, report).await;
-                    // What the upstream lists now, not pages the client cached for their `ttlMs`:
-                    // the re-list at the first acknowledgement is there for a change whose
-                    // notification came before the subscription, which invalidated nothing.
-                    client.clear_cache();
-                    match Lists::of(client, &upstream.config).await {
-                        Ok(lists) => {
-                            // New resources are followed too: the subscription starts again.
-                            let now = interest(client, &lists);
-                            if now != wanted {
-                                *changes = client.listen(now.clone()).await.ok();
-                                wanted = now;
-                                acknowledged = false;
-                            }
-                            member.set_lists(lists);
-                            report(Change::Lists);
-                        }
-                        Err(error) => {
-                            let why = listing_failed(upstream, &error).say(upstream, upstream.name(), 0, Duration::ZERO);
-                            return Ended::Lost(why);
-                        }
-                    }
-                    false
-                }
-                // The subscription ended: the connection may have ended with it.
-                _ => {
-                    *changes = None;
-                    true
-                }
-            },
-            _ = health.tick() => true,
-            _ = member.suspect.notified() => true,
-        };
-        if upstream.outdated(client) {
-            return Ended::Outdated;
-        }
-        if check && let Err(error) = client.check_alive().await {
-            return Ended::Lost(format!("the health check failed: {error}"));
-        }
-    }
-}
-
-/// Waits `relist_delay` after a list change, passing on resource updates and dropping the
-/// list changes that come meanwhile (the re-list that follows takes them in).
-async fn settle(upstream: &Upstream, at: usize, changes: &mut Option<Subscription>, report: &Report) {
-    let deadline = tokio::time::sleep(upstream.config.relist_delay());
-    tokio::pin!(deadline);
-    loop {
-        tokio::select! {
-            () = &mut deadline => return,
-            notification = next_change(changes) => match notification {
-                Some(Ok(ServerNotification::ResourceUpdated(updated))) => {
-                    if upstream.primary() == Some(at) {
-                        report(Change::ResourceUpdated(upstream.name().to_owned(), updated.params.uri));
-                    }
-                }
-                Some(Ok(_)) => {}
-                // The subscription ended: the main loop checks the connection after the re-list.
-                _ => {
-                    *changes = None;
-                    return;
-                }
-            },
-        }
-    }
-}
-
-/// Why listing what `upstream` serves failed: over a bound it is degraded (said plainly);
-/// any other failure is said under a request id.
-fn listing_failed(upstream: &Upstream, error: &ListError) -> Attempt {
-    match error {
-        ListError::OverBound(why) => Attempt { told: format!("degraded: {why}"), detail: why.clone(), degraded: true },
-        ListError::Client(error) => Attempt::failed(upstream, "listing what it serves failed", error),
-    }
-}
-
-/// Why an attempt to bring an upstream up failed: what a caller is told (no text of the
-/// upstream's), and what the log keeps (its error chain, credentials redacted).
-struct Attempt {
-    told: String,
-    detail: String,
-    /// Over a bound: up, but left out.
-    degraded: bool,
-}
-
-impl Attempt {
-    fn failed(upstream: &Upstream, what: &str, error: &mcp_client::Error) -> Attempt {
-        Attempt {
-            told: format!("{what}: {}", crate::failure::kind(error)),
-            detail: crate::failure::redact(&crate::failure::error_chain(error), &upstream.secrets()),
-            degraded: false,
-        }
-    }
-
-    /// Says the failure in the log (under a new request id, or as degraded); what a caller is
-    /// told of it.
-    fn say(self, upstream: &Upstream, name: &str, unsaid: u64, retry_in: Duration) -> String {
-        let target = upstream.target();
-        let (told, detail) = (self.told, self.detail);
-        if self.degraded {
-            tracing::error!(upstream = %name, %target, %detail, unsaid, "upstream degraded: its entries are left out");
-            return told;
-        }
-        let id = crate::failure::request_id();
-        tracing::warn!(
-            upstream = %name, %target, request_id = %id, %told, error = ?detail, ?retry_in, unsaid,
-            "upstream unavailable (said again at most once a minute while it stays so)"
-        );
-        format!("{told} (request id {id})")
-    }
-}
-
-/// When an upstream that stays unavailable is said in the log: at its first failure, when the
-/// failure changes, and at most once a minute otherwise (an upstream down for a day is not a
-/// line per retry).
-#[derive(Default)]
-struct Unavailable {
-    said: Option<(std::time::Instant, String)>,
-    unsaid: u64,
-}
-
-impl Unavailable {
-    const EVERY: Duration = Duration::from_secs(60);
-
-    /// `Some(attempts left unsaid since the last line)` when this failure is to be said.
-    fn due(&mut self, told: &str) -> Option<u64> {
-        match &self.said {
-            Some((at, said)) if said == told && at.elapsed() < Self::EVERY => {
-                self.unsaid += 1;
-                None
-            }
-            _ => {
-                self.said = Some((std::time::Instant::now(), told.to_owned()));
-                Some(std::mem::take(&mut self.unsaid))
-            }
-        }
-    }
-}
-
-async fn next_change(changes: &mut Option<Subscription>) -> Option<<Subscription as futures::Stream>::Item> {
-    match changes {
-        Some(changes) => changes.next().await,
-        None => std::future::pending().await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failure_is_said_first_when_it_changes_and_not_again_within_a_minute() {
-        let mut unavailable = Unavailable::default();
-        let said: Vec<Option<u64>> = ["refused", "refused", "refused", "timeout", "timeout", "refused"]
-            .into_iter()
-            .map(|told| unavailable.due(told))
-            .collect();
-        assert_eq!(said, [Some(0), None, None, Some(2), None, Some(1)]);
-        unavailable.said.as_mut().unwrap().0 -= Unavailable::EVERY;
-        assert_eq!(unavailable.due("refused"), Some(0));
-    }
 }

@@ -173,6 +173,8 @@ struct Inner {
     document: Document,
     /// Verifications that could not be made: logged at the first, then at most once a minute.
     failure_log: LogLimit,
+    /// Whether a verified token keeps the token itself ([`VerifiedToken::access_token`]).
+    keep_access_tokens: bool,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -202,6 +204,7 @@ pub struct ResourceServerBuilder {
     failure_burst: u32,
     failure_refill: Duration,
     token_cache: usize,
+    keep_access_tokens: bool,
 }
 
 impl ResourceServer {
@@ -225,6 +228,7 @@ impl ResourceServer {
             failure_burst: 60,
             failure_refill: Duration::from_secs(1),
             token_cache: 10_000,
+            keep_access_tokens: false,
         }
     }
 
@@ -331,6 +335,9 @@ impl ResourceServer {
                         || token.client_id.as_deref().is_some_and(|c| !c.is_empty())
                 };
                 let verified = match self.inner.verifier.verify(token).await {
+                    Ok(verified) if named(&verified) && self.inner.keep_access_tokens => {
+                        Arc::new(verified.keeping(token))
+                    }
                     Ok(verified) if named(&verified) => Arc::new(verified),
                     Ok(_) => return Err(self.invalid("the token names no subject (sub) and no client (client_id)")),
                     Err(VerifyError::Invalid(why)) => {
@@ -557,6 +564,16 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Keeps each verified token itself beside its claims, for the handlers to read with
+    /// [`VerifiedToken::access_token`] (default false: handlers see claims only). For a server
+    /// that trades its callers' tokens at the authorization server for tokens of its own (RFC
+    /// 8693 token exchange, as a gateway acting as its caller does); a handler must never send
+    /// one on to another server. The token cache then holds the tokens too.
+    pub fn keep_access_tokens(mut self, keep: bool) -> Self {
+        self.keep_access_tokens = keep;
+        self
+    }
+
     /// The resource server, or the first configured scope name that is not an RFC 6749
     /// scope-token (it would be written into `WWW-Authenticate` challenges).
     pub fn try_build(self) -> Result<ResourceServer, InvalidScope> {
@@ -599,6 +616,7 @@ impl ResourceServerBuilder {
                 tokens: TokenCache::new(self.token_cache),
                 document,
                 failure_log: LogLimit::new(Duration::from_secs(60)),
+                keep_access_tokens: self.keep_access_tokens,
             }),
         }
     }

@@ -119,8 +119,9 @@ impl fmt::Debug for Principal {
 }
 
 /// What a verified access token says: the subject and client it was issued to, its scopes and
-/// expiry, and every claim (of a JWT, or of the introspection answer). Never holds the token
-/// itself.
+/// expiry, and every claim (of a JWT, or of the introspection answer). Holds the token itself
+/// only where the resource server was told to keep it (`ResourceServerBuilder::keep_access_tokens`,
+/// feature `auth`), for a token exchange; its `Debug` never shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct VerifiedToken {
@@ -138,6 +139,18 @@ pub struct VerifiedToken {
     pub dpop_jkt: Option<String>,
     /// Every claim, as issued.
     pub claims: Map<String, Value>,
+    /// The token as the client sent it, when kept.
+    pub(crate) raw: Option<RawToken>,
+}
+
+/// An access token as a client sent it: shown by `Debug` as `[redacted]`.
+#[derive(Clone, PartialEq)]
+pub(crate) struct RawToken(Arc<str>);
+
+impl fmt::Debug for RawToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
 }
 
 impl VerifiedToken {
@@ -164,11 +177,40 @@ impl VerifiedToken {
             issuer: string("iss"),
             dpop_jkt,
             claims,
+            raw: None,
         }
+    }
+
+    /// The token itself, as the client sent it, when the resource server keeps it
+    /// (`ResourceServerBuilder::keep_access_tokens`, feature `auth`): for a server that trades it at the authorization server for a token of its own (RFC 8693 token
+    /// exchange). Never send it to another server: MCP forbids token passthrough.
+    pub fn access_token(&self) -> Option<&str> {
+        self.raw.as_ref().map(|raw| &*raw.0)
+    }
+
+    /// This token with `token`, the one the client sent, kept.
+    #[cfg(feature = "auth")]
+    pub(crate) fn keeping(mut self, token: &str) -> Self {
+        self.raw = Some(RawToken(token.into()));
+        self
     }
 
     /// Whether the token grants `scope`.
     pub fn has_scope(&self, scope: &str) -> bool {
         self.scopes.iter().any(|granted| granted == scope)
+    }
+}
+
+#[cfg(all(test, feature = "auth"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_token_is_read_only_through_access_token_and_never_shown() {
+        let token = VerifiedToken::from_claims(Map::new());
+        assert_eq!(token.access_token(), None);
+        let kept = token.keeping("eyJ.secret.sig");
+        assert_eq!(kept.access_token(), Some("eyJ.secret.sig"));
+        assert!(!format!("{kept:?}").contains("secret"), "{kept:?}");
     }
 }

@@ -8,7 +8,9 @@
 //! * enterprise-managed authorization (SEP-990): RFC 8693 token exchange of the user's ID token
 //!   at the enterprise IdP for an Identity Assertion JWT Authorization Grant (ID-JAG), then the
 //!   RFC 7523 JWT bearer grant with it at the authorization server;
-//! * the JWT bearer grant with a workload identity token (SEP-1933).
+//! * the JWT bearer grant with a workload identity token (SEP-1933);
+//! * RFC 8693 token exchange of the access token of the party the client acts for, for an
+//!   access token of the resource, at the resource's own authorization server.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -25,6 +27,8 @@ use super::store::{ClientRegistration, Secret, StoredTokens, TokenEndpointAuthMe
 
 const GRANT_JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const TOKEN_TYPE_ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const GRANT_TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const TOKEN_TYPE_ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
 
 /// A way to get tokens at a token endpoint.
 pub(crate) enum Grant {
@@ -45,6 +49,10 @@ pub(crate) enum Grant {
     /// RFC 7523 §2.1: an ID-JAG or a workload identity token.
     JwtBearer {
         assertion: Secret,
+    },
+    /// RFC 8693 at the session's issuer: another party's access token for one of the resource.
+    AccessTokenExchange {
+        subject_token: Secret,
     },
 }
 
@@ -68,7 +76,7 @@ impl Grant {
             }
             Grant::ClientCredentials => vec![("grant_type", "client_credentials".into())],
             Grant::TokenExchange { id_token, .. } => vec![
-                ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".into()),
+                ("grant_type", GRANT_TOKEN_EXCHANGE.into()),
                 ("requested_token_type", TOKEN_TYPE_ID_JAG.into()),
                 ("audience", session.issuer.clone()),
                 ("subject_token", id_token.expose().to_owned()),
@@ -77,6 +85,14 @@ impl Grant {
             Grant::JwtBearer { assertion } => {
                 vec![("grant_type", GRANT_JWT_BEARER.into()), ("assertion", assertion.expose().to_owned())]
             }
+            // `resource` is added with every grant's.
+            Grant::AccessTokenExchange { subject_token } => vec![
+                ("grant_type", GRANT_TOKEN_EXCHANGE.into()),
+                ("requested_token_type", TOKEN_TYPE_ACCESS_TOKEN.into()),
+                ("audience", session.resource.clone()),
+                ("subject_token", subject_token.expose().to_owned()),
+                ("subject_token_type", TOKEN_TYPE_ACCESS_TOKEN.into()),
+            ],
         };
         if !scopes.is_empty() {
             params.push(("scope", scopes.join(" ")));
@@ -260,6 +276,13 @@ impl OAuth {
         let grant = match unattended {
             Unattended::ClientCredentials => Grant::ClientCredentials,
             Unattended::JwtBearer { assertion } => Grant::JwtBearer { assertion: assertion.clone() },
+            Unattended::TokenExchange { subject } => {
+                let grant = Grant::AccessTokenExchange { subject_token: subject.get() };
+                let issued = self.token_request(session, &client, &grant, scopes).await?;
+                let tokens = exchanged(issued, scopes)?;
+                self.inner.store.save_tokens(&session.resource, &session.issuer, tokens);
+                return Ok(());
+            }
             Unattended::EnterpriseManaged { idp_token_endpoint, idp_client_id, id_token } => {
                 let idp_token_endpoint = endpoint_url(Some(idp_token_endpoint), "IdP token endpoint")?;
                 let exchange = Grant::TokenExchange { idp_token_endpoint, id_token: id_token.clone() };
@@ -276,5 +299,47 @@ impl OAuth {
         let tokens = self.token_request(session, &client, &grant, scopes).await?.into_tokens(scopes);
         self.inner.store.save_tokens(&session.resource, &session.issuer, tokens);
         Ok(())
+    }
+}
+
+/// The tokens of an RFC 8693 response to an access token exchange: an access token (§2.2.1:
+/// `issued_token_type` says so, and a `token_type` of `N_A` says it is not one), without a
+/// refresh token, which would let what it grants outlive the subject token it came from.
+fn exchanged(issued: TokenResponse, scopes: &[String]) -> Result<StoredTokens, AuthError> {
+    if let Some(other) = issued.issued_token_type.as_deref().filter(|t| *t != TOKEN_TYPE_ACCESS_TOKEN) {
+        return Err(AuthError::InvalidMetadata(format!("the token exchange issued {other}, not an access token")));
+    }
+    if issued.token_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("N_A")) {
+        return Err(AuthError::InvalidMetadata(
+            "the token exchange issued a token that is not an access token (N_A)".into(),
+        ));
+    }
+    let mut tokens = issued.into_tokens(scopes);
+    tokens.refresh_token = None;
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(json: serde_json::Value) -> TokenResponse {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn an_exchange_yields_an_access_token_without_a_refresh_token() {
+        let issued = response(serde_json::json!({
+            "access_token": "at", "token_type": "DPoP", "refresh_token": "rt", "expires_in": 60,
+            "issued_token_type": TOKEN_TYPE_ACCESS_TOKEN, "scope": "notes:read",
+        }));
+        let tokens = exchanged(issued, &["notes:read".into(), "notes:write".into()]).unwrap();
+        assert_eq!((tokens.access_token.expose(), tokens.refresh_token, tokens.dpop), ("at", None, true));
+        assert_eq!(tokens.scopes, ["notes:read"]);
+        // Another kind of token, or one that is no access token (N_A), is not used as one.
+        let id_jag = response(serde_json::json!({ "access_token": "x", "issued_token_type": TOKEN_TYPE_ID_JAG }));
+        assert!(exchanged(id_jag, &[]).is_err());
+        let not_applicable = response(serde_json::json!({ "access_token": "x", "token_type": "N_A" }));
+        assert!(exchanged(not_applicable, &[]).is_err());
     }
 }

@@ -23,7 +23,8 @@
 //!    before the code is exchanged.
 //! 5. Scopes: the challenge's, else the PRM `scopes_supported`, else none, plus those already
 //!    granted (step-up) and `offline_access` when the authorization server lists it. At most
-//!    three authorizations per request, then [`AuthError::TooManyAuthorizationAttempts`].
+//!    three authorizations per request (one with a token exchange), then
+//!    [`AuthError::TooManyAuthorizationAttempts`].
 //!    Refresh tokens are used before asking the user again.
 //!
 //! Extensions (each replaces step 4 after the same discovery, and runs on a 401 the same way):
@@ -35,6 +36,10 @@
 //! * [`OAuthBuilder::enterprise_managed`]: enterprise-managed authorization (SEP-990), the
 //!   user's ID token exchanged at the enterprise IdP (RFC 8693) for an ID-JAG, presented with
 //!   the JWT bearer grant.
+//! * [`OAuthBuilder::token_exchange`]: OAuth 2.0 Token Exchange (RFC 8693), for a server that
+//!   acts as its caller (a gateway): the caller's access token ([`SubjectToken`]) is exchanged
+//!   at the authorization server, as the pre-registered client, for a token of this server;
+//!   the caller's token itself is never sent to the server.
 //! * [`OAuthBuilder::jwt_bearer`]: the JWT bearer grant with a workload identity token
 //!   (SEP-1933); one request, an error is returned, never retried with another grant.
 //! * [`OAuthBuilder::dpop`] / [`OAuthBuilder::dpop_key`]: DPoP (RFC 9449, SEP-1932) with any
@@ -75,6 +80,6 @@ mod store;
 pub use authorizer::{Authorizer, HeadlessAuthorizer, LoopbackAuthorizer};
 pub use error::AuthError;
 pub use jose::{Es256Key, JoseError};
-pub use oauth::{OAuth, OAuthBuilder};
+pub use oauth::{OAuth, OAuthBuilder, SubjectToken};
 pub use service::{OAuthLayer, OAuthService};
 pub use store::{ClientRegistration, InMemoryTokenStore, Secret, StoredTokens, TokenEndpointAuthMethod, TokenStore};

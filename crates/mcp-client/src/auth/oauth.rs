@@ -153,6 +153,22 @@ impl OAuthBuilder {
         self
     }
 
+    /// Acts as another party, whose access token `subject` holds, instead of asking a user:
+    /// OAuth 2.0 Token Exchange (RFC 8693). On a challenge, the subject token is exchanged at
+    /// the authorization server's token endpoint, as the pre-registered
+    /// [`client_id`](Self::client_id) with its secret or key, for an access token of this server
+    /// (`audience` and `resource` the resource its metadata names, `requested_token_type` an
+    /// access token, the scopes the challenge or the metadata name plus the configured ones; a
+    /// DPoP proof with [`dpop`](Self::dpop)). The subject token goes nowhere else. The token
+    /// issued is used until it is about to expire, then the subject's current token is
+    /// exchanged again; one the server refuses (401) is exchanged again once per request. A
+    /// refresh token in the response is dropped, so that what the token grants never outlives
+    /// the subject's own.
+    pub fn token_exchange(mut self, subject: SubjectToken) -> Self {
+        self.config.unattended = Some(Unattended::TokenExchange { subject });
+        self
+    }
+
     /// The JWT bearer grant (RFC 7523 §2.1) with `assertion`, e.g. a workload identity token
     /// whose audience is the authorization server's issuer (SEP-1933), instead of asking a
     /// user. The [`client_id`](Self::client_id), if set, is sent along. One token request per
@@ -263,6 +279,47 @@ pub(crate) enum Unattended {
     ClientCredentials,
     EnterpriseManaged { idp_token_endpoint: String, idp_client_id: String, id_token: Secret },
     JwtBearer { assertion: Secret },
+    TokenExchange { subject: SubjectToken },
+}
+
+impl Unattended {
+    /// Authorizations one request may make: a token exchange gets one (a fresh exchange of the
+    /// same subject token after a refusal would be refused the same way); the others three.
+    pub(crate) fn max_authorizations(unattended: Option<&Unattended>) -> u32 {
+        match unattended {
+            Some(Unattended::TokenExchange { .. }) => 1,
+            _ => 3,
+        }
+    }
+}
+
+/// The access token an [`OAuthBuilder::token_exchange`] trades (RFC 8693 `subject_token`): the
+/// one the party acted for presented. Cheap to clone (clones share it); [`set`](Self::set) it
+/// when that party presents a newer one. `Debug` never shows it.
+#[derive(Clone)]
+pub struct SubjectToken(Arc<Mutex<Secret>>);
+
+impl SubjectToken {
+    /// Holds `token`.
+    pub fn new(token: impl Into<Secret>) -> Self {
+        SubjectToken(Arc::new(Mutex::new(token.into())))
+    }
+
+    /// Replaces the token: the next exchange trades this one.
+    pub fn set(&self, token: impl Into<Secret>) {
+        *self.0.lock().unwrap() = token.into();
+    }
+
+    /// The token now.
+    pub fn get(&self) -> Secret {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl fmt::Debug for SubjectToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SubjectToken(***)")
+    }
 }
 
 impl OAuth {

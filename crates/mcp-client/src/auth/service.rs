@@ -18,8 +18,6 @@ use super::oauth::{OAuth, Session, Unattended};
 use super::store::{Secret, StoredTokens};
 use crate::layer::BoxError;
 
-/// Authorization attempts allowed for one request.
-const MAX_AUTHORIZATIONS: u32 = 3;
 /// Challenges handled for one request, whatever was done about them (refreshes, tokens
 /// obtained concurrently): a bound against servers that never accept.
 const MAX_CHALLENGES: u32 = 6;
@@ -109,19 +107,29 @@ impl OAuth {
         Ok(())
     }
 
-    /// The tokens to send, refreshed first when the access token is about to expire.
+    /// The tokens to send, renewed first when the access token is about to expire: refreshed,
+    /// or (a token exchange) exchanged again.
     async fn bearer(&self) -> Option<StoredTokens> {
         let session = self.session()?;
         let tokens = self.inner.store.tokens(&session.resource, &session.issuer)?;
-        if !(tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some()) {
+        let exchange = match &self.inner.config.unattended {
+            Some(exchange @ Unattended::TokenExchange { .. }) => Some(exchange),
+            _ => None,
+        };
+        let renewable = |tokens: &StoredTokens| tokens.refresh_token.is_some() || exchange.is_some();
+        if !(tokens.expires_within(EXPIRY_MARGIN) && renewable(&tokens)) {
             return Some(tokens);
         }
         let _flow = self.inner.flow.lock().await;
-        // Another request may have refreshed while this one waited.
+        // Another request may have renewed it while this one waited.
         let tokens = self.inner.store.tokens(&session.resource, &session.issuer)?;
-        if tokens.expires_within(EXPIRY_MARGIN) && tokens.refresh_token.is_some() {
-            if let Err(e) = self.refresh(&session, &tokens).await {
-                tracing::debug!(error = %e, "refreshing the expiring token failed");
+        if tokens.expires_within(EXPIRY_MARGIN) && renewable(&tokens) {
+            let renewed = match exchange {
+                Some(exchange) => self.obtain_unattended(&session, exchange, &tokens.scopes).await,
+                None => self.refresh(&session, &tokens).await,
+            };
+            if let Err(e) = renewed {
+                tracing::debug!(error = %e, "renewing the expiring token failed");
                 return Some(tokens);
             }
             return self.inner.store.tokens(&session.resource, &session.issuer);
@@ -159,7 +167,7 @@ impl OAuth {
                 }
             }
         }
-        if operation.authorizations == MAX_AUTHORIZATIONS {
+        if operation.authorizations >= Unattended::max_authorizations(self.inner.config.unattended.as_ref()) {
             return Err(AuthError::TooManyAuthorizationAttempts { attempts: operation.authorizations });
         }
         operation.authorizations += 1;
@@ -175,14 +183,16 @@ impl OAuth {
     /// plus the scopes already granted (step-up keeps them) and the configured ones;
     /// `offline_access` exactly when the authorization server lists it and a user authorizes
     /// (a client credentials grant gets no refresh token, RFC 6749 §4.4.3: asking for one can
-    /// only get the request refused).
+    /// only get the request refused; an exchanged token is renewed by exchanging again).
     fn select_scopes(&self, session: &Session, challenge: &Challenge, granted: &[String]) -> Vec<String> {
         let named: Vec<String> = match &challenge.scope {
             Some(scope) => scope.split_whitespace().map(str::to_owned).collect(),
             None => session.resource_scopes.clone().unwrap_or_default(),
         };
-        let offline = !matches!(self.inner.config.unattended, Some(Unattended::ClientCredentials))
-            && session.metadata.scopes_supported.iter().flatten().any(|s| s == "offline_access");
+        let offline = !matches!(
+            self.inner.config.unattended,
+            Some(Unattended::ClientCredentials | Unattended::TokenExchange { .. })
+        ) && session.metadata.scopes_supported.iter().flatten().any(|s| s == "offline_access");
         let mut scopes: Vec<String> = Vec::new();
         for scope in granted.iter().chain(&named).chain(&self.inner.config.scopes) {
             if scope != "offline_access" && !scopes.contains(scope) {

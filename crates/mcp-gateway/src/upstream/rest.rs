@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
+use mcp_client::auth::OAuth;
 use mcp_types::{CallToolResult, JsonObject};
 
-use super::{Attempt, Change, FIRST_BACKOFF, LAST_BACKOFF, Lists, Report, Unavailable, Upstream};
+use super::supervise::{Attempt, Unavailable};
+use super::{Change, FIRST_BACKOFF, LAST_BACKOFF, Lists, Report, Upstream};
 use crate::openapi::{Api, MAX_DOCUMENT_BYTES, Source};
 
 /// Redirects followed for one request, each within the origin it started at.
@@ -24,10 +26,12 @@ impl Upstream {
     /// the upstream (and has the document loaded again).
     pub(crate) async fn call_operation(
         &self,
+        caller: &mcp_server::Principal,
         tool: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, mcp_server::Error> {
         let name = self.name();
+        let oauth = self.oauth_for(caller).map_err(mcp_server::Error::internal)?;
         let Some(api) = self.api() else {
             let why = self.up().err().unwrap_or_default();
             return Err(mcp_server::Error::internal(format!("upstream `{name}` is unavailable: {why}")));
@@ -41,7 +45,7 @@ impl Upstream {
         let timeout = self.config.timeout();
         let secrets = self.secrets();
         let call = async {
-            let response = self.send(api.http(), api.base(), request).await?;
+            let response = self.send(api.http(), api.base(), oauth.as_ref(), request).await?;
             api.answer(tool, response, |text| crate::failure::redact(text, &secrets)).await.map_err(transport)
         };
         let error = match tokio::time::timeout(timeout, call).await {
@@ -57,13 +61,15 @@ impl Upstream {
     }
 
     /// Sends `request` to the API at `base` with this upstream's credentials: its `headers`, and
-    /// the gateway's own token from `[upstream.oauth]` (a 401 answered by getting one, as for an
-    /// MCP upstream: the API's Protected Resource Metadata must name the configured issuer). The
-    /// one place where an OpenAPI upstream's requests get credentials.
+    /// `oauth`'s token (the gateway's own from `[upstream.oauth]`, or one exchanged for the
+    /// caller's: `Upstream::oauth_for`; a 401 answered by getting one, as for an MCP upstream:
+    /// the API's Protected Resource Metadata must name the configured issuer). The one place
+    /// where an OpenAPI upstream's requests get credentials.
     async fn send(
         &self,
         http: &reqwest::Client,
         base: &reqwest::Url,
+        oauth: Option<&OAuth>,
         mut request: reqwest::Request,
     ) -> Result<reqwest::Response, mcp_client::Error> {
         for (name, value) in &self.config.headers {
@@ -74,7 +80,7 @@ impl Upstream {
             value.set_sensitive(true);
             request.headers_mut().insert(name, value);
         }
-        let Some(oauth) = &self.oauth else { return http.execute(request).await.map_err(transport) };
+        let Some(oauth) = oauth else { return http.execute(request).await.map_err(transport) };
         let service = tower::Layer::layer(&oauth.layer(base.clone()), http.clone());
         tower::ServiceExt::oneshot(service, request).await.map_err(|error| match error.downcast() {
             Ok(auth) => mcp_client::Error::Auth(*auth),
@@ -208,7 +214,9 @@ async fn fetch(upstream: &Upstream, http: &reqwest::Client, url: &reqwest::Url) 
         http.get(url.clone()).header(reqwest::header::ACCEPT, accept).build().map_err(|e| failed(&transport(e)))?;
     let base = upstream.config.base_url.as_deref().and_then(|base| reqwest::Url::parse(base).ok());
     let response = match base {
-        Some(base) if base.origin() == url.origin() => upstream.send(http, &base, request).await,
+        Some(base) if base.origin() == url.origin() => {
+            upstream.send(http, &base, upstream.oauth.as_ref(), request).await
+        }
         _ => http.execute(request).await.map_err(transport),
     }
     .map_err(|e| failed(&e))?;
