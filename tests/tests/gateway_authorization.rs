@@ -402,7 +402,13 @@ async fn protected_api(issuer: &str) -> String {
             };
             match verified {
                 Some(token) => {
-                    axum::Json(json!({ "client_id": token.client_id, "aud": token.claims["aud"] })).into_response()
+                    let mut said = json!({ "client_id": token.client_id, "aud": token.claims["aud"] });
+                    // Said when the token has a subject of its own (one exchanged for a caller's).
+                    if let Some(subject) = token.claims.get("sub").filter(|_| token.claims.contains_key("act")) {
+                        said["sub"] = subject.clone();
+                        said["token"] = json!(bearer);
+                    }
+                    axum::Json(said).into_response()
                 }
                 None => (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, challenge)], "a token, please").into_response(),
             }
@@ -446,4 +452,44 @@ async fn an_openapi_upstream_calls_its_api_with_the_gateways_own_token() {
     let result = &answer["result"];
     assert_eq!(result["isError"], Value::Null, "{answer}");
     assert_eq!(result["structuredContent"], json!({ "client_id": "test-cc", "aud": base }), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openapi_upstream_acting_as_the_caller_gets_each_callers_exchanged_token() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let base = protected_api(&issuer).await;
+    let origin = base.trim_end_matches("/v1");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = Config::from_toml(&format!(
+        r#"
+        [authorization]
+        resource = "{url}"
+        issuer = "{issuer}"
+        [[upstream]]
+        name = "who"
+        openapi = "{origin}/openapi.json"
+        identity = "exchange"
+        oauth = {{ issuer = "{issuer}", client_id = "gateway", client_secret = "gateway-secret", scopes = ["notes:read"] }}
+        "#
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    let app = gateway.router(gateway.http_config());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+    for subject in ["alice", "bob"] {
+        let token = mint(&provider, &url, subject, "notes:read");
+        let caller = Caller { url: &url, token: Some(token.clone()), http: reqwest::Client::new() };
+        let answer: Value = caller.call("who_whoami").await.json().await.unwrap();
+        let said = &answer["result"]["structuredContent"];
+        // The API sees the caller, with a token issued for the API to the gateway, not the
+        // caller's own.
+        assert_eq!(
+            (&said["sub"], &said["aud"], &said["client_id"]),
+            (&json!(subject), &json!(base), &json!("gateway"))
+        );
+        assert_ne!(said["token"], json!(token), "the caller's own token reached the API");
+    }
 }
