@@ -63,6 +63,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use crate::policy::PolicyRule;
+
 /// The whole file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,6 +98,10 @@ pub struct Config {
     /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
     #[serde(default)]
     pub task_after_secs: Option<f64>,
+    /// Policy rules in CEL (`[[policy]]`), checked before every use of an entry and on every list
+    /// (see [`PolicyRule`]). None: what the upstreams' `scopes` and `principals` allow.
+    #[serde(rename = "policy", default)]
+    pub policies: Vec<PolicyRule>,
 }
 
 /// How the HTTP endpoint checks its callers' access tokens (stdio has no tokens: its caller
@@ -428,6 +434,9 @@ impl Config {
                  backslash or control character)"
             ));
         }
+        // Compiled here to be refused at load, with where the error is; `Gateway::start` compiles
+        // them again for itself.
+        crate::policy::Policy::compile(&self.policies)?;
         Ok(())
     }
 }

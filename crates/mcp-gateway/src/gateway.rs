@@ -55,9 +55,11 @@ impl Gateway {
         config.check().map_err(StartError::Config)?;
         // Opened first: a gateway that cannot keep its audit log does not serve.
         let audit = config.audit.as_deref().map(crate::audit::Audit::open).transpose().map_err(StartError::Config)?;
+        let policy = Arc::new(crate::policy::Policy::compile(&config.policies).map_err(StartError::Config)?);
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(Catalogue::new(upstreams.clone(), config.prefix_mode).searching(config.catalogue));
+        let catalogue = Catalogue::new(upstreams.clone(), config.prefix_mode).searching(config.catalogue);
+        let catalogue = Arc::new(catalogue.policed(policy));
         let report: upstream::Report = {
             let catalogue = Arc::downgrade(&catalogue);
             Arc::new(move |change| {
@@ -190,6 +192,7 @@ impl Gateway {
                 scopes.extend(upstream.config.scopes.iter().cloned());
                 scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
             }
+            scopes.extend(self.catalogue.policy_scopes());
             scopes.sort();
             scopes.dedup();
             // DPoP proofs are single-use across every instance of the deployment.

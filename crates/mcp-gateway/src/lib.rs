@@ -77,6 +77,7 @@ mod failure;
 mod gateway;
 mod index;
 mod metrics;
+mod policy;
 /// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
 #[doc(hidden)]
 pub mod search;

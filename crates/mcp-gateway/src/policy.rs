@@ -1,0 +1,526 @@
+//! Policy rules in CEL (`[[policy]]`): compiled once at start, checked before every use of an
+//! entry (a call, a prompt, a read, a subscription, a completion) and on every list.
+//!
+//! A rule applies to a request when its `when` holds (no `when`: to every request). An `allow`
+//! rule that applies refuses what its expression does not hold for; a `deny` rule refuses what
+//! it holds for. A request passes when no rule that applies refuses it: rules have no order of
+//! precedence (an `allow` never overrides a `deny`, nor grants what an upstream's `scopes` or
+//! `principals` refuse), and the first refusing rule in configuration order is the one named.
+//!
+//! Fails closed: an expression that fails (a claim the token lacks, a wrong type) or gives no
+//! bool refuses, naming the rule. The one exception is `arguments` where the request has none to
+//! check (a list, `search_tools`, a completion, a read, a subscription): a rule that needs them
+//! is undecided there and refuses nothing, and is decided when the entry is used.
+//!
+//! The variables ([`Caller`], [`Entry`]):
+//! - `principal`: `id` (the subject, `client:<client_id>`, or `""` for the process on stdio and
+//!   callers without authorization), `sub` and `client_id` when the token has them, `scopes` (a
+//!   list) and `claims` (every claim of the JWT or of the introspection answer: `groups`, ...);
+//!   without a token, `scopes` and `claims` are empty.
+//! - `method`: what uses the entry: `tools/call`, `prompts/get`, `resources/read`,
+//!   `resources/subscribe` or `completion/complete` (a list checks each entry as the method that
+//!   would use it).
+//! - `upstream`: the upstream's name.
+//! - `entry`: `kind` (`tool`, `prompt`, `resource`, `template` or `skill`), `name` (as listed),
+//!   `own_name` (the upstream's own), `uri` (a resource's, a skill's, a template's `uriTemplate`
+//!   when templates are listed, the URI read; `""` for tools and prompts), `annotations` (a map,
+//!   empty when none) and `upstream`. Resources, templates and skills are named by their URI.
+//! - `arguments`: a call's arguments, a prompt's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::common::value::{CowVal, Val};
+use cel::context::VariableResolver;
+use cel::objects::{Key, Map};
+use cel::{Context, Env, ExecutionError, Program, Value};
+use mcp_server::Principal;
+use serde::Deserialize;
+
+/// One `[[policy]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyRule {
+    /// Named in refusals and in the audit log; unique.
+    pub name: String,
+    /// When the rule applies (CEL, a bool); none: to every request.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// What a request the rule applies to must satisfy (CEL, a bool). Give `allow` or `deny`.
+    #[serde(default)]
+    pub allow: Option<String>,
+    /// What a request the rule applies to must not satisfy (CEL, a bool).
+    #[serde(default)]
+    pub deny: Option<String>,
+    /// Scopes that let a caller pass this rule: refusing a caller whose token lacks one of them is
+    /// a 403 `insufficient_scope` naming them (with the upstream's own), so that it can step up.
+    /// None: a refusal is a JSON-RPC error naming the rule.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// The compiled rules: a self-contained value, shared by the catalogue.
+pub(crate) struct Policy {
+    rules: Vec<Rule>,
+    env: Arc<Env>,
+    /// Whether a rule reads `principal`: then the lists differ from caller to caller.
+    reads_principal: bool,
+}
+
+struct Rule {
+    name: String,
+    when: Option<Program>,
+    test: Program,
+    /// A `deny` rule: refuses what `test` holds for.
+    deny: bool,
+    scopes: Vec<String>,
+}
+
+/// Why a rule refused a request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    /// The rule's name.
+    pub(crate) rule: String,
+    /// The rule's `scopes`, when the caller's token lacks one of them.
+    pub(crate) step_up: Option<Vec<String>>,
+    /// Why, for the audit log: the rule said no, or its expression failed.
+    pub(crate) why: String,
+}
+
+impl Refusal {
+    /// The error the caller gets: 403 `insufficient_scope` naming every scope needed (`base`, the
+    /// upstream's and the entry's, and the rule's) where stepping up would help, else `-32600`
+    /// naming the rule.
+    pub(crate) fn error(&self, base: &[String]) -> mcp_server::Error {
+        match &self.step_up {
+            Some(scopes) => {
+                let mut needed = base.to_vec();
+                needed.extend(scopes.iter().filter(|s| !base.contains(s)).cloned());
+                mcp_server::Error::InsufficientScope(needed)
+            }
+            None => mcp_server::Error::Rpc(
+                mcp_types::ErrorObject::invalid_request(format!(
+                    "Forbidden by the gateway's policy rule `{}`",
+                    self.rule
+                ))
+                .with_data(serde_json::json!({ "policy": self.rule })),
+            ),
+        }
+    }
+}
+
+impl Policy {
+    /// No rules: everything passes, nothing is evaluated.
+    pub(crate) fn none() -> Policy {
+        Policy { rules: Vec::new(), env: Arc::new(Env::default()), reads_principal: false }
+    }
+
+    /// Compiles the rules, refusing the first that does not compile (naming it, the field, and
+    /// where in the expression), two rules of one name, and a rule with neither or both of
+    /// `allow` and `deny`.
+    pub(crate) fn compile(rules: &[PolicyRule]) -> Result<Policy, String> {
+        let mut env = Env::stdlib();
+        env.add_extension(cel::extensions::strings).map_err(|e| format!("policy: {e}"))?;
+        let mut compiled = Vec::with_capacity(rules.len());
+        let mut names = std::collections::BTreeSet::new();
+        for rule in rules {
+            let name = &rule.name;
+            if name.is_empty() {
+                return Err("a [[policy]] rule has an empty `name`".into());
+            }
+            if !names.insert(name.as_str()) {
+                return Err(format!("two [[policy]] rules are named `{name}`"));
+            }
+            let (test, deny) = match (&rule.allow, &rule.deny) {
+                (Some(allow), None) => (("allow", allow), false),
+                (None, Some(deny)) => (("deny", deny), true),
+                _ => return Err(format!("policy rule `{name}`: give one of `allow` and `deny`")),
+            };
+            if let Some(bad) = rule.scopes.iter().find(|scope| !mcp_server::auth::is_scope_token(scope)) {
+                return Err(format!("policy rule `{name}`: the scope {bad:?} is not an OAuth scope-token"));
+            }
+            let program = |(field, source): (&str, &String)| {
+                env.compile(source).map_err(|errors| {
+                    let first = errors.errors.first();
+                    // Both counted from 1, within the expression.
+                    let (line, column) = first.map_or((1, 1), |e| (e.pos.0.max(1) as usize, e.pos.1.max(1) as usize));
+                    let message = first.map_or_else(|| errors.to_string(), |e| e.msg.clone());
+                    let text = source.lines().nth(line - 1).unwrap_or_default();
+                    format!(
+                        "policy rule `{name}`: `{field}` at line {line}, column {column}: {message}\n    {text}\n    {:>column$}",
+                        "^"
+                    )
+                })
+            };
+            let when = rule.when.as_ref().map(|when| program(("when", when))).transpose()?;
+            let test = program(test)?;
+            compiled.push(Rule { name: name.clone(), when, test, deny, scopes: rule.scopes.clone() });
+        }
+        let reads = |program: &Program| program.references().has_variable("principal");
+        let reads_principal = compiled.iter().any(|r| reads(&r.test) || r.when.as_ref().is_some_and(reads));
+        Ok(Policy { rules: compiled, env: Arc::new(env), reads_principal })
+    }
+
+    /// Whether there is any rule.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Whether what the lists show may differ from one caller to another.
+    pub(crate) fn reads_principal(&self) -> bool {
+        self.reads_principal
+    }
+
+    /// Every rule's scopes (for the scopes the endpoint's metadata lists).
+    pub(crate) fn scopes(&self) -> impl Iterator<Item = &String> {
+        self.rules.iter().flat_map(|rule| &rule.scopes)
+    }
+
+    /// Checks `method` on `entry` for `caller`, with the request's arguments (none: undecided for
+    /// rules that need them). The first rule that refuses, in configuration order.
+    pub(crate) fn check(
+        &self,
+        caller: &Caller,
+        method: &Method,
+        entry: &Entry,
+        arguments: Option<&Arguments>,
+    ) -> Result<(), Refusal> {
+        if self.rules.is_empty() {
+            return Ok(());
+        }
+        let vars = Vars {
+            principal: caller.value.as_ref(),
+            method: method.value.as_ref(),
+            upstream: entry.upstream.as_ref(),
+            entry: entry.value.as_ref(),
+            arguments: arguments.map(|a| a.0.as_ref()),
+        };
+        let mut context = Context::with_env(Arc::clone(&self.env));
+        context.set_variable_resolver(&vars);
+        let undecided = arguments.is_none();
+        for rule in &self.rules {
+            let applies = match &rule.when {
+                None => Ok(true),
+                Some(when) => outcome(when.execute(&context), undecided, "when"),
+            };
+            let verdict = match applies {
+                Ok(true) => outcome(rule.test.execute(&context), undecided, if rule.deny { "deny" } else { "allow" })
+                    .map(|holds| holds != rule.deny),
+                Ok(false) | Err(None) => Ok(true),
+                Err(Some(error)) => Err(Some(error)),
+            };
+            let why = match verdict {
+                Ok(true) | Err(None) => continue,
+                Ok(false) if rule.deny => format!("policy rule `{}` denies it", rule.name),
+                Ok(false) => format!("policy rule `{}` does not allow it", rule.name),
+                Err(Some(error)) => {
+                    tracing::debug!(rule = rule.name, %error, "a policy rule failed: refused");
+                    format!("policy rule `{}` failed, which refuses: {error}", rule.name)
+                }
+            };
+            let step_up = caller.lacks(&rule.scopes).then(|| rule.scopes.clone());
+            return Err(Refusal { rule: rule.name.clone(), step_up, why });
+        }
+        Ok(())
+    }
+}
+
+/// A bool, or why not: `None` when the expression is undecided (it needs `arguments`, which the
+/// request has none of), else the failure.
+fn outcome(result: Result<Value, ExecutionError>, undecided: bool, field: &str) -> Result<bool, Option<String>> {
+    match result {
+        Ok(Value::Bool(holds)) => Ok(holds),
+        Ok(other) => Err(Some(format!("`{field}` gave {:?}, not a bool", other.type_of()))),
+        Err(ExecutionError::UndeclaredReference(name)) if undecided && name.as_str() == "arguments" => Err(None),
+        Err(error) => Err(Some(format!("`{field}`: {error}"))),
+    }
+}
+
+/// The variables of one evaluation, lent to the interpreter (nothing is copied per rule).
+struct Vars<'a> {
+    principal: &'a dyn Val,
+    method: &'a dyn Val,
+    upstream: &'a dyn Val,
+    entry: &'a dyn Val,
+    arguments: Option<&'a dyn Val>,
+}
+
+impl VariableResolver for Vars<'_> {
+    fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
+        let value = match variable {
+            "principal" => self.principal,
+            "method" => self.method,
+            "upstream" => self.upstream,
+            "entry" => self.entry,
+            "arguments" => self.arguments?,
+            _ => return None,
+        };
+        Some(CowVal::Borrowed(value))
+    }
+}
+
+/// The `principal` of the requests of one caller, converted once per request (or list).
+pub(crate) struct Caller {
+    value: Box<dyn Val>,
+    /// The token's scopes; none without a token (then no scope would help).
+    scopes: Option<Vec<String>>,
+}
+
+impl Caller {
+    pub(crate) fn new(principal: &Principal) -> Caller {
+        let mut fields: HashMap<Key, Value> = HashMap::new();
+        fields.insert("id".into(), principal.as_str().into());
+        let token = principal.token();
+        if let Some(sub) = token.and_then(|t| t.subject.as_deref()) {
+            fields.insert("sub".into(), sub.into());
+        }
+        if let Some(client) = token.and_then(|t| t.client_id.as_deref()) {
+            fields.insert("client_id".into(), client.into());
+        }
+        let scopes: Vec<String> = token.map(|t| t.scopes.clone()).unwrap_or_default();
+        fields.insert("scopes".into(), Value::List(Arc::new(scopes.iter().map(|s| s.as_str().into()).collect())));
+        let claims = token.map(|t| object(&t.claims)).unwrap_or_else(|| Value::Map(Map { map: Arc::default() }));
+        fields.insert("claims".into(), claims);
+        Caller { value: boxed(Value::Map(Map { map: Arc::new(fields) })), scopes: token.map(|_| scopes) }
+    }
+
+    /// Whether the caller has a token that lacks one of `scopes`.
+    fn lacks(&self, scopes: &[String]) -> bool {
+        !scopes.is_empty() && self.scopes.as_ref().is_some_and(|have| scopes.iter().any(|s| !have.contains(s)))
+    }
+}
+
+/// What uses an entry: the value of `method`.
+pub(crate) struct Method {
+    value: Box<dyn Val>,
+}
+
+impl Method {
+    pub(crate) fn new(method: &'static str) -> Method {
+        Method { value: boxed(method.into()) }
+    }
+}
+
+/// A request's `arguments`, converted once.
+pub(crate) struct Arguments(Box<dyn Val>);
+
+impl Arguments {
+    pub(crate) fn new(arguments: &serde_json::Map<String, serde_json::Value>) -> Arguments {
+        Arguments(boxed(object(arguments)))
+    }
+
+    /// A prompt's arguments (strings).
+    pub(crate) fn strings(arguments: &std::collections::BTreeMap<String, String>) -> Arguments {
+        let map: HashMap<Key, Value> = arguments.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
+        Arguments(boxed(Value::Map(Map { map: Arc::new(map) })))
+    }
+}
+
+/// An entry as the rules see it (`entry`, and `upstream`): built when the lists are indexed, not
+/// per request.
+pub(crate) struct Entry {
+    value: Box<dyn Val>,
+    upstream: Box<dyn Val>,
+}
+
+impl Entry {
+    /// `kind` (`tool`, `prompt`, `resource`, `template`, `skill`), the listed name and the
+    /// upstream's own, the URI (`""` for tools and prompts), the annotations (JSON) and the
+    /// upstream.
+    pub(crate) fn new(
+        kind: &'static str,
+        name: &str,
+        own_name: &str,
+        uri: &str,
+        annotations: Option<serde_json::Value>,
+        upstream: &str,
+    ) -> Entry {
+        let annotations = match annotations {
+            Some(serde_json::Value::Object(annotations)) => object(&annotations),
+            _ => Value::Map(Map { map: Arc::default() }),
+        };
+        let fields: HashMap<Key, Value> = HashMap::from([
+            ("kind".into(), kind.into()),
+            ("name".into(), name.into()),
+            ("own_name".into(), own_name.into()),
+            ("uri".into(), uri.into()),
+            ("annotations".into(), annotations),
+            ("upstream".into(), upstream.into()),
+        ]);
+        Entry { value: boxed(Value::Map(Map { map: Arc::new(fields) })), upstream: boxed(upstream.into()) }
+    }
+}
+
+/// The rules' view of every entry of an index, kind by kind (empty without rules).
+#[derive(Default)]
+pub(crate) struct Indexed {
+    pub(crate) tools: Entries,
+    pub(crate) prompts: Entries,
+    pub(crate) resources: Entries,
+    pub(crate) templates: Entries,
+    pub(crate) skills: Entries,
+}
+
+/// The entries of one kind, by listed name.
+#[derive(Default)]
+pub(crate) struct Entries {
+    entries: Vec<Entry>,
+    at: HashMap<String, usize>,
+}
+
+impl Entries {
+    /// `entries` by their listed names (a tool's or prompt's name, a URI).
+    pub(crate) fn new(entries: impl Iterator<Item = (String, Entry)>) -> Entries {
+        let mut built = Entries::default();
+        for (name, entry) in entries {
+            built.at.insert(name, built.entries.len());
+            built.entries.push(entry);
+        }
+        built
+    }
+
+    /// The entry listed as `name`.
+    pub(crate) fn named(&self, name: &str) -> Option<&Entry> {
+        self.at.get(name).map(|&at| &self.entries[at])
+    }
+}
+
+/// A JSON object as a CEL map; integers stay integers.
+fn object(object: &serde_json::Map<String, serde_json::Value>) -> Value {
+    Value::Map(Map { map: Arc::new(object.iter().map(|(k, v)| (k.as_str().into(), json(v))).collect()) })
+}
+
+fn json(value: &serde_json::Value) -> Value {
+    use serde_json::Value as Json;
+    match value {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::Int(i),
+            (None, Some(u)) => Value::UInt(u),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => s.as_str().into(),
+        Json::Array(items) => Value::List(Arc::new(items.iter().map(json).collect())),
+        Json::Object(map) => object(map),
+    }
+}
+
+/// A value as the interpreter holds its variables. Every value built here (maps, lists,
+/// strings, numbers, bools, null) has such a form.
+fn boxed(value: Value) -> Box<dyn Val> {
+    Box::<dyn Val>::try_from(value).expect("JSON-like values convert")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(name: &str, when: Option<&str>, allow: &str) -> PolicyRule {
+        PolicyRule {
+            name: name.into(),
+            when: when.map(Into::into),
+            allow: Some(allow.into()),
+            deny: None,
+            scopes: vec![],
+        }
+    }
+
+    fn caller(claims: serde_json::Value) -> Caller {
+        let token = mcp_server::VerifiedToken::from_claims(claims.as_object().unwrap().clone());
+        Caller::new(&Principal::from_token(token))
+    }
+
+    fn call() -> Method {
+        Method::new("tools/call")
+    }
+
+    fn tool(name: &str) -> Entry {
+        Entry::new("tool", name, name.trim_start_matches("files_"), "", None, "files")
+    }
+
+    #[test]
+    fn the_two_examples_decide_as_written() {
+        let policy = Policy::compile(&[
+            rule("ops-delete", Some(r#"entry.name.endsWith("_delete")"#), r#""ops" in principal.claims.groups"#),
+            rule(
+                "srv-only",
+                Some(r#"entry.upstream == "files" && method == "tools/call""#),
+                r#"arguments.path.startsWith("/srv")"#,
+            ),
+        ])
+        .unwrap();
+        let ops = caller(json!({"sub": "alice", "groups": ["ops"]}));
+        let dev = caller(json!({"sub": "bob", "groups": ["dev"]}));
+        let nobody = caller(json!({"sub": "eve"}));
+        let path = |p: &str| Arguments::new(json!({ "path": p }).as_object().unwrap());
+        let (delete, read) = (tool("files_delete"), tool("files_read"));
+        assert_eq!(policy.check(&ops, &call(), &delete, Some(&path("/srv/a"))), Ok(()));
+        let refused = policy.check(&dev, &call(), &delete, Some(&path("/srv/a"))).unwrap_err();
+        assert_eq!((refused.rule.as_str(), refused.step_up.is_none()), ("ops-delete", true));
+        // No `groups` claim: the rule fails, which refuses.
+        let failed = policy.check(&nobody, &call(), &delete, Some(&path("/srv/a"))).unwrap_err();
+        assert!(failed.why.contains("No such key: groups"), "{failed:?}");
+        let outside = policy.check(&ops, &call(), &read, Some(&path("/etc/passwd"))).unwrap_err();
+        assert_eq!(outside.rule, "srv-only");
+        // No `path` at all: refused, not a way around the rule.
+        let missing = Arguments::new(&serde_json::Map::new());
+        assert!(policy.check(&ops, &call(), &read, Some(&missing)).is_err());
+        // Listing: the arguments are unknown, so `srv-only` is undecided; `ops-delete` is not.
+        assert_eq!(policy.check(&dev, &call(), &read, None), Ok(()));
+        assert!(policy.check(&dev, &call(), &delete, None).is_err());
+        assert!(policy.reads_principal());
+    }
+
+    #[test]
+    fn deny_rules_refuse_what_they_hold_for_and_scopes_make_it_a_step_up() {
+        let deny = PolicyRule {
+            name: "no-destructive".into(),
+            when: None,
+            allow: None,
+            deny: Some(r#"entry.annotations.?destructiveHint.orValue(false) && !("admin" in principal.scopes)"#.into()),
+            scopes: vec!["admin".into()],
+        };
+        let policy = Policy::compile(&[deny]).unwrap();
+        let destructive = Entry::new("tool", "x_rm", "rm", "", Some(json!({"destructiveHint": true})), "x");
+        let harmless = Entry::new("tool", "x_ls", "ls", "", Some(json!({"readOnlyHint": true})), "x");
+        let user = caller(json!({"sub": "u", "scope": "mcp"}));
+        let admin = caller(json!({"sub": "a", "scope": "mcp admin"}));
+        let refused = policy.check(&user, &call(), &destructive, None).unwrap_err();
+        assert_eq!(refused.step_up, Some(vec!["admin".to_owned()]));
+        assert_eq!(
+            refused.error(&["mcp".into()]),
+            mcp_server::Error::InsufficientScope(vec!["mcp".into(), "admin".into()])
+        );
+        assert_eq!(policy.check(&admin, &call(), &destructive, None), Ok(()));
+        assert_eq!(policy.check(&user, &call(), &harmless, None), Ok(()));
+        // Without a token no scope would help: the rule is named.
+        let stdio = Caller::new(&Principal::anonymous());
+        let named = policy.check(&stdio, &call(), &destructive, None).unwrap_err();
+        assert_eq!(named.step_up, None);
+        let mcp_server::Error::Rpc(error) = named.error(&[]) else { panic!("{named:?}") };
+        assert_eq!(error.message, "Forbidden by the gateway's policy rule `no-destructive`");
+        assert!(policy.reads_principal());
+    }
+
+    #[test]
+    fn a_syntax_error_is_refused_with_the_rule_and_where() {
+        let error = Policy::compile(&[rule("bad", None, "entry.name = 'x'")]).err().unwrap();
+        assert!(error.starts_with("policy rule `bad`: `allow` at line 1, column 12: "), "{error}");
+        assert!(error.ends_with("\n    entry.name = 'x'\n               ^"), "{error}");
+        let error = Policy::compile(&[rule("two-lines", Some("true &&\n  entry.name !"), "true")]).err().unwrap();
+        assert!(error.starts_with("policy rule `two-lines`: `when` at line 2, column 14: "), "{error}");
+        let twice = Policy::compile(&[rule("a", None, "true"), rule("a", None, "true")]).err().unwrap();
+        assert_eq!(twice, "two [[policy]] rules are named `a`");
+        let neither = PolicyRule { allow: None, ..rule("n", None, "true") };
+        assert!(Policy::compile(&[neither]).err().unwrap().contains("give one of `allow` and `deny`"));
+    }
+
+    #[test]
+    fn a_result_that_is_not_a_bool_refuses() {
+        let policy = Policy::compile(&[rule("name", None, "entry.name")]).unwrap();
+        let refused = policy.check(&caller(json!({"sub": "a"})), &call(), &tool("t"), None);
+        assert!(refused.unwrap_err().why.contains("not a bool"));
+    }
+}
