@@ -352,10 +352,19 @@ impl ToolSource for Catalogue {
             return Some(tool);
         }
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        if !self.shows_tool(caller, &index, name) {
+        if !self.shows(caller, &index, name, access::TOOL) {
             return None;
         }
         index.tools.items.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    /// From the index, without building the caller's list (asked on every call).
+    fn lists_tool(&self, name: &str, caller: &Principal) -> bool {
+        if self.search.is_some() {
+            return crate::search::listed().iter().any(|tool| tool.name == name);
+        }
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.shows(caller, &index, name, access::TOOL)
     }
 
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
@@ -497,6 +506,11 @@ impl PromptSource for Catalogue {
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.prompts, &index.policed.prompts, |prompt| &prompt.name, access::PROMPT)
+    }
+
+    fn lists_prompt(&self, name: &str, caller: &Principal) -> bool {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.shows(caller, &index, name, access::PROMPT)
     }
 
     fn get(&self, ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {

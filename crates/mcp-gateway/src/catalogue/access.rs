@@ -233,12 +233,16 @@ impl Catalogue {
         }
     }
 
-    /// Whether `caller` is shown the tool listed as `name` (for the server's telemetry and its
-    /// mirrored headers: without building the list).
-    pub(super) fn shows_tool(&self, caller: &Principal, index: &Index, name: &str) -> bool {
-        index.tools.routes.get(name).is_some_and(|(at, own)| {
-            let entry = index.policed.tools.named(name);
-            self.shown(caller)(&Target { at: *at, listed: name, own: Some(own), entry, kind: TOOL })
+    /// Whether `caller` is shown the tool (or prompt) listed as `name`, without building the
+    /// list (for the server's telemetry and its mirrored headers).
+    pub(super) fn shows(&self, caller: &Principal, index: &Index, name: &str, kind: Use) -> bool {
+        let (listing, entries) = match kind.entry {
+            "prompt" => (&index.prompts.routes, &index.policed.prompts),
+            _ => (&index.tools.routes, &index.policed.tools),
+        };
+        listing.get(name).is_some_and(|(at, own)| {
+            let entry = entries.named(name);
+            self.shown(caller)(&Target { at: *at, listed: name, own: Some(own), entry, kind })
         })
     }
 
