@@ -56,7 +56,21 @@
 //! introspection = { client_id = "gateway", client_secret = "…" }  # …or introspected
 //! required_scopes = ["mcp"]          # every request
 //! list_only_permitted = true         # hide what a token lacks the scopes for (default: 403 on call)
+//!
+//! [[policy]]                         # CEL rules, checked before every use and on every list
+//! name = "ops-delete"                # named in refusals and in the audit log
+//! when = 'entry.name.endsWith("_delete")'    # when it applies (default: always)
+//! allow = '"ops" in principal.claims.groups' # or `deny = '…'`; one that fails refuses
+//!
+//! [[policy]]
+//! name = "srv-only"
+//! when = 'upstream == "files" && method == "tools/call"'
+//! allow = 'arguments.path.startsWith("/srv")'
+//! scopes = ["files:any"]             # a token lacking these gets 403 insufficient_scope instead
 //! ```
+//!
+//! Every `[[policy]]` rule that applies must let a request pass (no precedence between `allow`
+//! and `deny`); see [`PolicyRule`] for the variables.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

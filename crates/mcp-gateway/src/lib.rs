@@ -62,6 +62,11 @@
 //!   subscribed to the URI.
 //! - [`Gateway::http_config`] makes the endpoint an OAuth 2.1 resource server (`[authorization]`);
 //!   each upstream's `scopes`, `principals` and `entry_scopes` decide what a caller sees and uses.
+//! - `[[policy]]`: rules in CEL (who, which method, upstream and entry, its annotations and the
+//!   arguments) checked before every call, prompt, read, subscription and completion and on every
+//!   list and `search_tools` result; a refusal names the rule (or is 403 `insufficient_scope`
+//!   where the rule's `scopes` would help), and so does the audit log. Compiled at start: one
+//!   that does not compile stops the gateway, saying where.
 //! - `catalogue = "search"` lists two tools instead of every upstream's: `search_tools` (BM25
 //!   over the tools the caller may see) and `call_tool` (calls one by name, as a direct call
 //!   would).
@@ -83,6 +88,6 @@ mod policy;
 pub mod search;
 mod upstream;
 
-pub use config::{CatalogueMode, Config, UpstreamConfig};
+pub use config::{CatalogueMode, Config, PolicyRule, UpstreamConfig};
 pub use gateway::{Gateway, StartError};
 pub use index::Clash;

@@ -1,31 +1,7 @@
-//! Policy rules in CEL (`[[policy]]`): compiled once at start, checked before every use of an
-//! entry (a call, a prompt, a read, a subscription, a completion) and on every list.
-//!
-//! A rule applies to a request when its `when` holds (no `when`: to every request). An `allow`
-//! rule that applies refuses what its expression does not hold for; a `deny` rule refuses what
-//! it holds for. A request passes when no rule that applies refuses it: rules have no order of
-//! precedence (an `allow` never overrides a `deny`, nor grants what an upstream's `scopes` or
-//! `principals` refuse), and the first refusing rule in configuration order is the one named.
-//!
-//! Fails closed: an expression that fails (a claim the token lacks, a wrong type) or gives no
-//! bool refuses, naming the rule. The one exception is `arguments` where the request has none to
-//! check (a list, `search_tools`, a completion, a read, a subscription): a rule that needs them
-//! is undecided there and refuses nothing, and is decided when the entry is used.
-//!
-//! The variables ([`Caller`], [`Entry`]):
-//! - `principal`: `id` (the subject, `client:<client_id>`, or `""` for the process on stdio and
-//!   callers without authorization), `sub` and `client_id` when the token has them, `scopes` (a
-//!   list) and `claims` (every claim of the JWT or of the introspection answer: `groups`, ...);
-//!   without a token, `scopes` and `claims` are empty.
-//! - `method`: what uses the entry: `tools/call`, `prompts/get`, `resources/read`,
-//!   `resources/subscribe` or `completion/complete` (a list checks each entry as the method that
-//!   would use it).
-//! - `upstream`: the upstream's name.
-//! - `entry`: `kind` (`tool`, `prompt`, `resource`, `template` or `skill`), `name` (as listed),
-//!   `own_name` (the upstream's own), `uri` (a resource's, a skill's, a template's `uriTemplate`
-//!   when templates are listed, the URI read; `""` for tools and prompts), `annotations` (a map,
-//!   empty when none) and `upstream`. Resources, templates and skills are named by their URI.
-//! - `arguments`: a call's arguments, a prompt's.
+//! Policy rules in CEL (`[[policy]]`, [`PolicyRule`]): compiled once at start into a
+//! self-contained [`Policy`] the catalogue holds, and evaluated on variables prepared once (the
+//! entries when the lists are indexed, the caller once per request or list, the arguments once
+//! per call) and lent to the interpreter, so that a check re-parses and copies nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,7 +13,36 @@ use cel::{Context, Env, ExecutionError, Program, Value};
 use mcp_server::Principal;
 use serde::Deserialize;
 
-/// One `[[policy]]` table.
+/// One `[[policy]]` table: a rule in CEL, checked before every use of an entry (a call, a
+/// prompt, a read, a subscription, a completion) and on every list and `search_tools` result.
+///
+/// A rule applies to a request when its `when` holds (no `when`: to every request). An `allow`
+/// rule that applies refuses what its expression does not hold for; a `deny` rule refuses what
+/// it holds for. A request passes when no rule that applies refuses it: rules have no order of
+/// precedence (an `allow` never overrides a `deny`, nor grants what an upstream's `scopes` or
+/// `principals` refuse), and the first refusing rule in configuration order is the one named.
+///
+/// Rules fail closed: an expression that fails (a claim the token lacks, a wrong type) or gives
+/// no bool refuses, naming the rule (`principal.claims.?groups.orValue([])` reads a claim that
+/// may be missing). The one exception is `arguments` where the request has none to check (a
+/// list, `search_tools`, a completion, a read, a subscription): a rule that needs them is
+/// undecided there and refuses nothing, and the call decides it.
+///
+/// The variables:
+/// - `principal`: `id` (the token's subject, `client:<client_id>`, or `""` for the process on
+///   stdio and for callers without `[authorization]`), `sub` and `client_id` when the token has
+///   them, `scopes` (a list) and `claims` (every claim of the JWT or of the introspection
+///   answer: `groups`, …); without a token `scopes` and `claims` are empty.
+/// - `method`: what uses the entry: `tools/call`, `prompts/get`, `resources/read`,
+///   `resources/subscribe` or `completion/complete`. A list checks each entry as the method that
+///   would use it (a tool as `tools/call`, a resource, template or skill as `resources/read`).
+/// - `upstream`: the upstream's name.
+/// - `entry`: `kind` (`tool`, `prompt`, `resource`, `template` or `skill`), `name` (as listed),
+///   `own_name` (the upstream's own), `uri` (`""` for tools and prompts; the URI read, or in the
+///   templates list the `uriTemplate`), `annotations` (a map, empty when none) and `upstream`.
+///   Resources, templates and skills are named by their URI, and a skill's files are resources
+///   of their URI.
+/// - `arguments`: a call's arguments, a prompt's.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyRule {
