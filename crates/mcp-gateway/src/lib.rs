@@ -82,7 +82,9 @@ mod failure;
 mod gateway;
 mod index;
 mod metrics;
-mod policy;
+/// `[[policy]]`: the rules in CEL, compiled and checked (public for the benchmark).
+#[doc(hidden)]
+pub mod policy;
 /// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
 #[doc(hidden)]
 pub mod search;

@@ -65,7 +65,9 @@ pub struct PolicyRule {
 }
 
 /// The compiled rules: a self-contained value, shared by the catalogue.
-pub(crate) struct Policy {
+pub struct Policy {
+    /// Tells the entries it decided ahead ([`Policy::decide_ahead`]) from another policy's.
+    id: u64,
     rules: Vec<Rule>,
     env: Arc<Env>,
     /// Whether a rule reads `principal`: then the lists differ from caller to caller.
@@ -78,25 +80,29 @@ struct Rule {
     test: Program,
     /// A `deny` rule: refuses what `test` holds for.
     deny: bool,
+    /// Whether `when` and `test` read neither `principal` nor `arguments`: then, for an entry and
+    /// the method that uses it, they are decided once, when the lists are indexed.
+    when_ahead: bool,
+    test_ahead: bool,
     scopes: Vec<String>,
 }
 
 /// Why a rule refused a request.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Refusal {
+pub struct Refusal {
     /// The rule's name.
-    pub(crate) rule: String,
+    pub rule: String,
     /// The rule's `scopes`, when the caller's token lacks one of them.
-    pub(crate) step_up: Option<Vec<String>>,
+    pub step_up: Option<Vec<String>>,
     /// Why, for the audit log: the rule said no, or its expression failed.
-    pub(crate) why: String,
+    pub why: String,
 }
 
 impl Refusal {
     /// The error the caller gets: 403 `insufficient_scope` naming every scope needed (`base`, the
     /// upstream's and the entry's, and the rule's) where stepping up would help, else `-32600`
     /// naming the rule.
-    pub(crate) fn error(&self, base: &[String]) -> mcp_server::Error {
+    pub fn error(&self, base: &[String]) -> mcp_server::Error {
         match &self.step_up {
             Some(scopes) => {
                 let mut needed = base.to_vec();
@@ -117,13 +123,13 @@ impl Refusal {
 impl Policy {
     /// No rules: everything passes, nothing is evaluated.
     pub(crate) fn none() -> Policy {
-        Policy { rules: Vec::new(), env: Arc::new(Env::default()), reads_principal: false }
+        Policy { id: 0, rules: Vec::new(), env: Arc::new(Env::default()), reads_principal: false }
     }
 
     /// Compiles the rules, refusing the first that does not compile (naming it, the field, and
     /// where in the expression), two rules of one name, and a rule with neither or both of
     /// `allow` and `deny`.
-    pub(crate) fn compile(rules: &[PolicyRule]) -> Result<Policy, String> {
+    pub fn compile(rules: &[PolicyRule]) -> Result<Policy, String> {
         let mut env = Env::stdlib();
         env.add_extension(cel::extensions::strings).map_err(|e| format!("policy: {e}"))?;
         let mut compiled = Vec::with_capacity(rules.len());
@@ -159,20 +165,28 @@ impl Policy {
             };
             let when = rule.when.as_ref().map(|when| program(("when", when))).transpose()?;
             let test = program(test)?;
-            compiled.push(Rule { name: name.clone(), when, test, deny, scopes: rule.scopes.clone() });
+            let ahead = |program: &Program| {
+                let references = program.references();
+                !references.has_variable("principal") && !references.has_variable("arguments")
+            };
+            let (when_ahead, test_ahead) = (when.as_ref().is_some_and(ahead), ahead(&test));
+            let scopes = rule.scopes.clone();
+            compiled.push(Rule { name: name.clone(), when, test, deny, when_ahead, test_ahead, scopes });
         }
         let reads = |program: &Program| program.references().has_variable("principal");
         let reads_principal = compiled.iter().any(|r| reads(&r.test) || r.when.as_ref().is_some_and(reads));
-        Ok(Policy { rules: compiled, env: Arc::new(env), reads_principal })
+        static COMPILED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = COMPILED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Policy { id, rules: compiled, env: Arc::new(env), reads_principal })
     }
 
     /// Whether there is any rule.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// Whether what the lists show may differ from one caller to another.
-    pub(crate) fn reads_principal(&self) -> bool {
+    pub fn reads_principal(&self) -> bool {
         self.reads_principal
     }
 
@@ -183,7 +197,7 @@ impl Policy {
 
     /// Checks `method` on `entry` for `caller`, with the request's arguments (none: undecided for
     /// rules that need them). The first rule that refuses, in configuration order.
-    pub(crate) fn check(
+    pub fn check(
         &self,
         caller: &Caller,
         method: &Method,
@@ -194,7 +208,7 @@ impl Policy {
             return Ok(());
         }
         let vars = Vars {
-            principal: caller.value.as_ref(),
+            principal: Some(caller.value.as_ref()),
             method: method.value.as_ref(),
             upstream: entry.upstream.as_ref(),
             entry: entry.value.as_ref(),
@@ -203,14 +217,20 @@ impl Policy {
         let mut context = Context::with_env(Arc::clone(&self.env));
         context.set_variable_resolver(&vars);
         let undecided = arguments.is_none();
-        for rule in &self.rules {
-            let applies = match &rule.when {
-                None => Ok(true),
-                Some(when) => outcome(when.execute(&context), undecided, "when"),
+        let ahead = entry.ahead.as_ref().filter(|ahead| ahead.policy == self.id && ahead.method == method.name);
+        for (at, rule) in self.rules.iter().enumerate() {
+            let applies = match (&rule.when, ahead.and_then(|ahead| ahead.when[at])) {
+                (None, _) => Ok(true),
+                (Some(_), Some(known)) => Ok(known),
+                (Some(when), None) => outcome(when.execute(&context), undecided, "when"),
             };
+            let field = if rule.deny { "deny" } else { "allow" };
             let verdict = match applies {
-                Ok(true) => outcome(rule.test.execute(&context), undecided, if rule.deny { "deny" } else { "allow" })
-                    .map(|holds| holds != rule.deny),
+                Ok(true) => match ahead.and_then(|ahead| ahead.test[at]) {
+                    Some(known) => Ok(known),
+                    None => outcome(rule.test.execute(&context), undecided, field),
+                }
+                .map(|holds| holds != rule.deny),
                 Ok(false) | Err(None) => Ok(true),
                 Err(Some(error)) => Err(Some(error)),
             };
@@ -230,6 +250,34 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Decides for `entry`, used by `method`, what the rules decide whatever the caller and the
+    /// arguments (most `when`s: the entry's name, upstream, annotations), so that a list of
+    /// thousands evaluates only what depends on who asks. What fails is left to each check, to
+    /// be refused with its error there.
+    pub fn decide_ahead(&self, entry: &mut Entry, method: &Method) {
+        if !self.rules.iter().any(|rule| rule.when_ahead || rule.test_ahead) {
+            return;
+        }
+        let vars = Vars {
+            principal: None,
+            method: method.value.as_ref(),
+            upstream: entry.upstream.as_ref(),
+            entry: entry.value.as_ref(),
+            arguments: None,
+        };
+        let mut context = Context::with_env(Arc::clone(&self.env));
+        context.set_variable_resolver(&vars);
+        let known = |ahead: bool, program: Option<&Program>| match (ahead, program.map(|p| p.execute(&context))) {
+            (true, Some(Ok(Value::Bool(holds)))) => Some(holds),
+            _ => None,
+        };
+        let when = self.rules.iter().map(|rule| known(rule.when_ahead, rule.when.as_ref())).collect();
+        let test = self.rules.iter().map(|rule| known(rule.test_ahead, Some(&rule.test))).collect();
+        entry.ahead = Some(Ahead { policy: self.id, method: method.name, when, test });
+    }
+}
+
 /// A bool, or why not: `None` when the expression is undecided (it needs `arguments`, which the
 /// request has none of), else the failure.
 fn outcome(result: Result<Value, ExecutionError>, undecided: bool, field: &str) -> Result<bool, Option<String>> {
@@ -243,7 +291,8 @@ fn outcome(result: Result<Value, ExecutionError>, undecided: bool, field: &str) 
 
 /// The variables of one evaluation, lent to the interpreter (nothing is copied per rule).
 struct Vars<'a> {
-    principal: &'a dyn Val,
+    /// None when deciding ahead, for programs that do not read it.
+    principal: Option<&'a dyn Val>,
     method: &'a dyn Val,
     upstream: &'a dyn Val,
     entry: &'a dyn Val,
@@ -253,7 +302,7 @@ struct Vars<'a> {
 impl VariableResolver for Vars<'_> {
     fn resolve<'b>(&'b self, variable: &str) -> Option<CowVal<'b, 'b>> {
         let value = match variable {
-            "principal" => self.principal,
+            "principal" => self.principal?,
             "method" => self.method,
             "upstream" => self.upstream,
             "entry" => self.entry,
@@ -265,14 +314,14 @@ impl VariableResolver for Vars<'_> {
 }
 
 /// The `principal` of the requests of one caller, converted once per request (or list).
-pub(crate) struct Caller {
+pub struct Caller {
     value: Box<dyn Val>,
     /// The token's scopes; none without a token (then no scope would help).
     scopes: Option<Vec<String>>,
 }
 
 impl Caller {
-    pub(crate) fn new(principal: &Principal) -> Caller {
+    pub fn new(principal: &Principal) -> Caller {
         let mut fields: HashMap<Key, Value> = HashMap::new();
         fields.insert("id".into(), principal.as_str().into());
         let token = principal.token();
@@ -296,26 +345,36 @@ impl Caller {
 }
 
 /// What uses an entry: the value of `method`.
-pub(crate) struct Method {
+pub struct Method {
+    name: &'static str,
     value: Box<dyn Val>,
 }
 
 impl Method {
-    pub(crate) fn new(method: &'static str) -> Method {
-        Method { value: boxed(method.into()) }
+    pub fn new(method: &'static str) -> Method {
+        Method { name: method, value: boxed(method.into()) }
+    }
+
+    /// One of the methods that use entries, built once (a list checks thousands of entries).
+    pub fn of(method: &'static str) -> &'static Method {
+        const USING: [&str; 5] =
+            ["tools/call", "prompts/get", "resources/read", "resources/subscribe", "completion/complete"];
+        static BUILT: std::sync::OnceLock<Vec<Method>> = std::sync::OnceLock::new();
+        let built = BUILT.get_or_init(|| USING.iter().map(|method| Method::new(method)).collect());
+        built.iter().find(|built| built.name == method).expect("a method that uses entries")
     }
 }
 
 /// A request's `arguments`, converted once.
-pub(crate) struct Arguments(Box<dyn Val>);
+pub struct Arguments(Box<dyn Val>);
 
 impl Arguments {
-    pub(crate) fn new(arguments: &serde_json::Map<String, serde_json::Value>) -> Arguments {
+    pub fn new(arguments: &serde_json::Map<String, serde_json::Value>) -> Arguments {
         Arguments(boxed(object(arguments)))
     }
 
     /// A prompt's arguments (strings).
-    pub(crate) fn strings(arguments: &std::collections::BTreeMap<String, String>) -> Arguments {
+    pub fn strings(arguments: &std::collections::BTreeMap<String, String>) -> Arguments {
         let map: HashMap<Key, Value> = arguments.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).collect();
         Arguments(boxed(Value::Map(Map { map: Arc::new(map) })))
     }
@@ -323,16 +382,26 @@ impl Arguments {
 
 /// An entry as the rules see it (`entry`, and `upstream`): built when the lists are indexed, not
 /// per request.
-pub(crate) struct Entry {
+pub struct Entry {
     value: Box<dyn Val>,
     upstream: Box<dyn Val>,
+    ahead: Option<Ahead>,
+}
+
+/// What a policy's rules decide for an entry whatever the caller ([`Policy::decide_ahead`]): by
+/// rule, `when` and `allow`/`deny` (None: decided at each check).
+struct Ahead {
+    policy: u64,
+    method: &'static str,
+    when: Vec<Option<bool>>,
+    test: Vec<Option<bool>>,
 }
 
 impl Entry {
     /// `kind` (`tool`, `prompt`, `resource`, `template`, `skill`), the listed name and the
     /// upstream's own, the URI (`""` for tools and prompts), the annotations (JSON) and the
     /// upstream.
-    pub(crate) fn new(
+    pub fn new(
         kind: &'static str,
         name: &str,
         own_name: &str,
@@ -352,7 +421,7 @@ impl Entry {
             ("annotations".into(), annotations),
             ("upstream".into(), upstream.into()),
         ]);
-        Entry { value: boxed(Value::Map(Map { map: Arc::new(fields) })), upstream: boxed(upstream.into()) }
+        Entry { value: boxed(Value::Map(Map { map: Arc::new(fields) })), upstream: boxed(upstream.into()), ahead: None }
     }
 }
 
@@ -520,6 +589,47 @@ mod tests {
         assert_eq!(twice, "two [[policy]] rules are named `a`");
         let neither = PolicyRule { allow: None, ..rule("n", None, "true") };
         assert!(Policy::compile(&[neither]).err().unwrap().contains("give one of `allow` and `deny`"));
+    }
+
+    #[test]
+    fn what_is_decided_ahead_decides_as_each_check_would() {
+        let rules = [
+            rule("ops-delete", Some(r#"entry.name.endsWith("_delete")"#), r#""ops" in principal.claims.groups"#),
+            rule("srv-only", Some(r#"upstream == "files""#), r#"arguments.path.startsWith("/srv")"#),
+            PolicyRule {
+                allow: None,
+                deny: Some(r#"entry.own_name == "format""#.into()),
+                ..rule("no-format", None, "")
+            },
+            rule("fails", Some(r#"entry.name == "broken""#), "entry.nothing"),
+        ];
+        let policy = Policy::compile(&rules).unwrap();
+        let other = Policy::compile(&rules).unwrap();
+        let callers = [caller(json!({"sub": "a", "groups": ["ops"]})), caller(json!({"sub": "b", "groups": []}))];
+        let path = Arguments::new(json!({ "path": "/etc" }).as_object().unwrap());
+        for name in ["files_delete", "files_read", "disk_format", "broken", "other_delete"] {
+            let upstream = name.split('_').next().unwrap();
+            let own = name.trim_start_matches(&format!("{upstream}_")).to_owned();
+            let entry = || Entry::new("tool", name, &own, "", None, upstream);
+            let (plain, mut ahead, mut elsewhere) = (entry(), entry(), entry());
+            policy.decide_ahead(&mut ahead, &call());
+            // Decided ahead by another policy: not taken for this one's.
+            other.decide_ahead(&mut elsewhere, &call());
+            for caller in &callers {
+                for arguments in [None, Some(&path)] {
+                    let expected = policy.check(caller, &call(), &plain, arguments);
+                    assert_eq!(policy.check(caller, &call(), &ahead, arguments), expected, "{name}");
+                    assert_eq!(policy.check(caller, &call(), &elsewhere, arguments), expected, "{name}");
+                    // Another method than the one decided ahead is evaluated.
+                    let read = Method::new("resources/read");
+                    assert_eq!(
+                        policy.check(caller, &read, &ahead, arguments),
+                        policy.check(caller, &read, &plain, arguments)
+                    );
+                }
+            }
+        }
+        assert!(policy.check(&callers[0], &call(), &tool("broken"), None).unwrap_err().why.contains("fails"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use mcp_types::CallToolRequestParams;
 
 use super::Catalogue;
 use crate::index::{Index, Listing, owner_of};
-use crate::policy::{Arguments, Caller, Entries, Entry, Method, Refusal};
+use crate::policy::{Arguments, Caller, Entries, Entry, Method, Policy, Refusal};
 use crate::upstream::Upstream;
 
 /// What a request uses an entry for: the method the rules see, and whether the entry has names
@@ -142,12 +142,20 @@ impl Catalogue {
             let (at, _) = index.skills.routes.get(&skill.uri)?;
             Some((skill.uri.clone(), Entry::new("skill", &skill.uri, &skill.uri, &skill.uri, None, upstream(*at))))
         });
+        // Each decided ahead as the method that uses it, as the lists and most requests check it.
+        let (call, get, read) = (Method::of(TOOL.method), Method::of(PROMPT.method), Method::of(RESOURCE.method));
+        fn ahead<'a>(policy: &'a Policy, method: &'a Method) -> impl FnMut((String, Entry)) -> (String, Entry) + 'a {
+            move |(name, mut entry)| {
+                policy.decide_ahead(&mut entry, method);
+                (name, entry)
+            }
+        }
         crate::policy::Indexed {
-            tools: Entries::new(tools),
-            prompts: Entries::new(prompts),
-            resources: Entries::new(resources),
-            templates: Entries::new(templates),
-            skills: Entries::new(skills),
+            tools: Entries::new(tools.map(ahead(&self.policy, call))),
+            prompts: Entries::new(prompts.map(ahead(&self.policy, get))),
+            resources: Entries::new(resources.map(ahead(&self.policy, read))),
+            templates: Entries::new(templates.map(ahead(&self.policy, read))),
+            skills: Entries::new(skills.map(ahead(&self.policy, read))),
         }
     }
 
@@ -185,8 +193,8 @@ impl Catalogue {
                     &built
                 }
             };
-            let method = Method::new(method);
-            self.policy.check(rules, &method, entry, arguments).map_err(|r| Refused::Rule(r, needed.clone()))?;
+            let method = Method::of(method);
+            self.policy.check(rules, method, entry, arguments).map_err(|r| Refused::Rule(r, needed.clone()))?;
         }
         match token {
             Some(token) if !needed.iter().all(|scope| token.has_scope(scope)) => Err(Refused::Scopes(needed)),
