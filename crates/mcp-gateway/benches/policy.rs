@@ -13,7 +13,7 @@
 //! ```
 
 #[path = "../tests/common/mod.rs"]
-#[allow(unused_imports, dead_code)]
+#[allow(unused_imports)]
 mod common;
 
 use std::time::Duration;

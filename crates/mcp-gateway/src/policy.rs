@@ -1,5 +1,5 @@
-//! Policy rules in CEL (`[[policy]]`, [`PolicyRule`]): compiled once at start into a
-//! self-contained [`Policy`] the catalogue holds, and evaluated on variables prepared once (the
+//! Policy rules in CEL (`[[policy]]`, `PolicyRule`): compiled once at start into a
+//! self-contained `Policy` the catalogue holds, and evaluated on variables prepared once (the
 //! entries when the lists are indexed, the caller once per request or list, the arguments once
 //! per call) and lent to the interpreter, so that a check re-parses and copies nothing.
 
