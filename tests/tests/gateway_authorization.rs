@@ -1,8 +1,8 @@
 //! mcp-gateway as an OAuth 2.1 resource server in front of three upstreams, with a real
 //! authorization server (`oidc-provider`, tests/auth/provider.mjs): each caller sees and uses the
 //! upstreams and tools its token's scopes and its principal allow (by the gateway's
-//! configuration), and a protected upstream gets the gateway's own token (client credentials),
-//! never the caller's.
+//! configuration), a protected upstream gets the gateway's own token (client credentials),
+//! never the caller's, and `[[policy]]` rules read the claims of the callers' JWTs (`groups`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -491,5 +491,62 @@ async fn an_openapi_upstream_acting_as_the_caller_gets_each_callers_exchanged_to
             (&json!(subject), &json!(base), &json!("gateway"))
         );
         assert_ne!(said["token"], json!(token), "the caller's own token reached the API");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_rules_read_the_groups_claim_of_jwt_access_tokens() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let files = serve(server("files", &["read", "purge_delete"]), None).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = Config::from_toml(&format!(
+        r#"
+        [authorization]
+        resource = "{url}"
+        issuer = "{issuer}"
+        [[upstream]]
+        name = "files"
+        url = "{files}"
+        [[policy]]
+        name = "ops-delete"
+        when = 'entry.name.endsWith("_delete")'
+        allow = '"ops" in principal.claims.groups'
+        "#
+    ))
+    .unwrap();
+    let gateway = Gateway::start(&config).await.unwrap();
+    let app = gateway.router(gateway.http_config());
+    let limits = mcp_server::http::ConnectionLimits::from(&HttpConfig::default());
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+
+    // JWTs of the provider's key (verified with its JWKS), with a `groups` claim or none.
+    let mint = |subject: &str, groups: Option<Value>| {
+        let mut claims = json!({
+            "iss": issuer, "aud": url, "sub": subject, "client_id": "agent", "scope": "mcp",
+            "iat": now(), "exp": now() + 600, "jti": format!("{subject}-groups"),
+        });
+        if let Some(groups) = groups {
+            claims["groups"] = groups;
+        }
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(KEY_ID.to_owned());
+        header.typ = Some("at+jwt".to_owned());
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ec_pem(provider.key_pem.as_bytes()).unwrap()).unwrap()
+    };
+    let caller = |token: String| Caller { url: &url, token: Some(token), http: reqwest::Client::new() };
+    let alice = caller(mint("alice", Some(json!(["ops", "dev"]))));
+    let bob = caller(mint("bob", Some(json!(["dev"]))));
+    let carol = caller(mint("carol", None));
+
+    assert_eq!(alice.tools().await, ["files_purge_delete", "files_read"]);
+    assert_eq!(alice.text("files_purge_delete").await, "purge_delete (no token)");
+    for (who, refused) in [("bob", &bob), ("carol", &carol)] {
+        assert_eq!(refused.tools().await, ["files_read"], "{who}");
+        let answer: Value = refused.call("files_purge_delete").await.json().await.unwrap();
+        assert_eq!(answer["error"]["code"], -32600, "{who}: {answer}");
+        assert_eq!(answer["error"]["data"]["policy"], "ops-delete", "{who}: {answer}");
+        assert_eq!(refused.text("files_read").await, "read (no token)", "{who}");
     }
 }

@@ -49,7 +49,7 @@ impl Audit {
 /// The layer that writes a line for every request that reaches the gateway's catalogue (calls,
 /// prompts, reads, completions, the four lists): who, which upstream (as the catalogue routes the
 /// request: `Catalogue::decide`), what, whether it was refused before reaching an upstream and
-/// why, how long it took, and its error.
+/// why (and the `[[policy]]` rule that refused it), how long it took, and its error.
 pub(crate) fn layer(audit: Arc<Audit>, live: Weak<Live>) -> impl McpLayer {
     tower::layer::layer_fn(move |inner: McpService| {
         let (audit, live) = (Arc::clone(&audit), live.clone());
@@ -57,8 +57,8 @@ pub(crate) fn layer(audit: Arc<Audit>, live: Weak<Live>) -> impl McpLayer {
             let (audit, inner) = (Arc::clone(&audit), inner.clone());
             let caller = request.principal().clone();
             let (method, name) = (request.method(), request.call.target().map(str::to_owned));
-            let (upstream, denied) =
-                live.upgrade().map(|live| live.get().decide(&caller, &request.call)).unwrap_or_default();
+            let decision = live.upgrade().map(|live| live.get().decide(&caller, &request.call)).unwrap_or_default();
+            let crate::catalogue::Decision { upstream, denied, rule } = decision;
             async move {
                 let started = Instant::now();
                 let outcome = inner.oneshot(request).await;
@@ -83,6 +83,7 @@ pub(crate) fn layer(audit: Arc<Audit>, live: Weak<Live>) -> impl McpLayer {
                     "name": name,
                     "decision": if denied.is_some() { "denied" } else { "allowed" },
                     "reason": denied,
+                    "rule": rule,
                     "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
                     "error": error.map(|(code, message)| serde_json::json!({ "code": code, "message": message })),
                 }));

@@ -1,6 +1,10 @@
 //! One list of each kind (tools, prompts, resources, templates, skills) of every upstream, tools
 //! and prompts under their listed names, and the requests to them: the gateway's [`ToolSource`],
-//! [`PromptSource`], [`ResourceSource`] and [`SkillSource`].
+//! [`PromptSource`], [`ResourceSource`] and [`SkillSource`]. Who may see and use what is
+//! decided in [`access`].
+
+mod access;
+pub(crate) use access::Decision;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -11,13 +15,14 @@ use mcp_server::dynamic::{
 use mcp_server::{Context, Error, Principal, Server};
 use mcp_types::ext::skills::Skill;
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
+    CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
 use crate::bridge::Held;
 use crate::config::PrefixMode;
 use crate::index::{Changed, Clash, Index, Listing, owner_of};
+use crate::policy::{Arguments, Policy};
 use crate::upstream::Upstream;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
@@ -40,6 +45,8 @@ pub(crate) struct Catalogue {
     /// `catalogue = "search"`: the index of the tools, rebuilt with the catalogue's when they
     /// change (`crate::search`). None: every tool is listed.
     search: Option<RwLock<Arc<crate::search::Search>>>,
+    /// The `[[policy]]` rules, compiled.
+    policy: Arc<Policy>,
 }
 
 /// The rebuilds after list changes: at most one runs (on a blocking thread), and changes
@@ -62,6 +69,7 @@ impl Catalogue {
             server: OnceLock::new(),
             held: Arc::default(),
             search: None,
+            policy: Arc::new(Policy::none()),
         }
     }
 
@@ -75,6 +83,17 @@ impl Catalogue {
     /// The upstream requests waiting for their modern callers' input.
     pub(crate) fn held(&self) -> Arc<Held> {
         Arc::clone(&self.held)
+    }
+
+    /// Every scope a policy rule names (a caller may step up to them).
+    pub(crate) fn policy_scopes(&self) -> Vec<String> {
+        self.policy.scopes().cloned().collect()
+    }
+
+    /// With `[[policy]]` rules.
+    pub(crate) fn policed(mut self, policy: Arc<Policy>) -> Catalogue {
+        self.policy = policy;
+        self
     }
 
     /// With `catalogue = "search"`: only `search_tools` and `call_tool` listed.
@@ -96,7 +115,8 @@ impl Catalogue {
     /// changed.
     fn rebuild_locked(&self) -> (Vec<Clash>, Changed) {
         let previous = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (index, clashes, changed) = Index::next(&previous, &self.upstreams, self.prefix_mode);
+        let (mut index, clashes, changed) = Index::next(&previous, &self.upstreams, self.prefix_mode);
+        index.policed = self.prepare(&index);
         if let Some(search) = &self.search
             && changed.tools
         {
@@ -219,151 +239,16 @@ impl Catalogue {
     }
 }
 
-/// What a caller may do with the entries of an upstream.
-#[derive(Debug, PartialEq)]
-enum Access {
-    Granted,
-    /// The caller is not among the upstream's `principals`: to it the entry does not exist.
-    Hidden,
-    /// The caller's token lacks some of these scopes, which the entry needs.
-    NeedsScopes(Vec<String>),
-}
-
 impl SkillSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it.
+    /// The same to every caller unless an upstream restricts who sees it, or a rule reads who
+    /// asks.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted()
+        self.depends_on_caller()
     }
 
     fn skills(&self, caller: &Principal) -> Arc<[Skill]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        self.visible(caller, &index.skills, |skill| &skill.uri, false)
-    }
-}
-
-impl Catalogue {
-    /// The caching hints of the upstreams' lists as indexed now.
-    fn hints(&self) -> crate::upstream::Hints {
-        self.index.read().expect("not poisoned").hints
-    }
-
-    /// Whether any upstream restricts its callers (else every check is skipped).
-    fn restricted(&self) -> bool {
-        self.upstreams.iter().any(|u| u.config.restricts_callers())
-    }
-
-    /// What `caller` may do with the entry `own` (a tool's or prompt's own name; `None`: a
-    /// resource or template, governed by the upstream's rules alone) of the upstream at `at`.
-    /// A caller without a token is the process that started the gateway over stdio (HTTP
-    /// callers have tokens whenever an upstream restricts them): it may use everything.
-    fn access(&self, caller: &Principal, at: usize, own: Option<&str>) -> Access {
-        let config = &self.upstreams[at].config;
-        let Some(token) = caller.token() else { return Access::Granted };
-        if !config.principals.is_empty() && !config.principals.iter().any(|p| p == caller.as_str()) {
-            return Access::Hidden;
-        }
-        let entry = own.and_then(|own| config.entry_scopes.get(own)).into_iter().flatten();
-        let needed: Vec<String> = config.scopes.iter().chain(entry).cloned().collect();
-        if needed.iter().all(|scope| token.has_scope(scope)) { Access::Granted } else { Access::NeedsScopes(needed) }
-    }
-
-    /// The entries of `listing` that `caller` may use.
-    fn visible<T: Clone>(
-        &self,
-        caller: &Principal,
-        listing: &Listing<T>,
-        key: impl Fn(&T) -> &str,
-        named: bool,
-    ) -> Arc<[T]> {
-        if !self.restricted() || caller.token().is_none() {
-            return Arc::clone(&listing.items);
-        }
-        let shown = self.shown(caller);
-        let items = listing.items.iter().filter(|item| {
-            let route = listing.routes.get(key(item));
-            route.is_some_and(|(at, own)| shown(*at, named.then_some(own.as_str())))
-        });
-        items.cloned().collect()
-    }
-
-    /// Whether `caller` is shown an entry (its upstream, and its own name for a tool or prompt):
-    /// in the lists, and in what `search_tools` finds.
-    fn shown<'a>(&'a self, caller: &'a Principal) -> impl Fn(usize, Option<&str>) -> bool + 'a {
-        let open = !self.restricted() || caller.token().is_none();
-        // Like a server's own routes: what needs more scopes is listed (a call gets 403, and the
-        // client can step up) unless the server lists only what the token permits.
-        let only_permitted = self.server.get().is_some_and(|server| server.options().list_only_permitted);
-        move |at, own| {
-            open || match self.access(caller, at, own) {
-                Access::Granted => true,
-                Access::NeedsScopes(_) => !only_permitted,
-                Access::Hidden => false,
-            }
-        }
-    }
-
-    /// The answer to `caller`'s `search_tools` call (`catalogue = "search"`): the best matches
-    /// among the tools it would be listed in plain mode.
-    fn search_tools(&self, caller: &Principal, params: &CallToolRequestParams) -> Result<CallToolResult, Error> {
-        let Some(search) = &self.search else { return Err(Error::invalid_params("Unknown tool: search_tools")) };
-        let search = Arc::clone(&search.read().expect("not poisoned"));
-        let shown = self.shown(caller);
-        search.answer(params.arguments.as_ref(), |at, own| shown(at, Some(own)))
-    }
-
-    /// The route of a request for `listed`, if `caller` may use it: a hidden entry is unknown,
-    /// one the caller's token lacks scopes for is refused naming them (so that it can step up).
-    fn route_for<T>(
-        &self,
-        caller: &Principal,
-        listing: &Listing<T>,
-        kind: &str,
-        listed: &str,
-        named: bool,
-    ) -> Result<(Arc<Upstream>, String), Error> {
-        let (upstream, own) = self.route(listing, kind, listed)?;
-        let at = self.upstreams.iter().position(|u| Arc::ptr_eq(u, &upstream)).expect("an upstream of the catalogue");
-        match self.access(caller, at, named.then_some(own.as_str())) {
-            Access::Granted => Ok((upstream, own)),
-            Access::Hidden => Err(Error::invalid_params(format!("Unknown {kind}: {listed}"))),
-            Access::NeedsScopes(needed) => Err(Error::InsufficientScope(needed)),
-        }
-    }
-}
-
-impl Catalogue {
-    /// For the audit log: the upstream `call` goes to, and why the gateway refuses it before
-    /// forwarding, if it does (the decisions of `route_for` and `read`, on the same index). A
-    /// name no upstream serves is refused as unknown; one whose owner is down goes to it (and
-    /// fails, naming it).
-    pub(crate) fn decide(
-        &self,
-        caller: &Principal,
-        call: &mcp_server::middleware::McpCall,
-    ) -> (Option<String>, Option<String>) {
-        use mcp_server::middleware::McpCall;
-        let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let route = match call {
-            McpCall::CallTool(params) => named(&index.tools, &params.name),
-            McpCall::GetPrompt(params) => named(&index.prompts, &params.name),
-            McpCall::ReadResource(params) => owner_of(&index, &params.uri).map(|at| (at, None)),
-            _ => return (None, None),
-        };
-        let Some((at, own)) = route else { return (None, Some("no upstream serves it".to_owned())) };
-        let denied = match self.access(caller, at, own.as_deref()) {
-            Access::Granted => None,
-            Access::Hidden => Some("the caller is not among the upstream's `principals`".to_owned()),
-            Access::NeedsScopes(needed) => Some(format!("the caller's token lacks the scope(s) {}", needed.join(" "))),
-        };
-        (Some(self.upstreams[at].name().to_owned()), denied)
-    }
-}
-
-/// The upstream that serves `name` and its own name for it, or the owner of the name (down now).
-fn named<T>(listing: &Listing<T>, name: &str) -> Option<(usize, Option<String>)> {
-    match listing.routes.get(name) {
-        Some((at, own)) => Some((*at, Some(own.clone()))),
-        None => listing.owners.get(name).map(|&at| (at, None)),
+        self.visible(caller, &index.skills, &index.policed.skills, |skill| &skill.uri, access::SKILL)
     }
 }
 
@@ -426,6 +311,9 @@ async fn slot(upstream: &Upstream) -> Result<Option<tokio::sync::OwnedSemaphoreP
     upstream.slot().await.map_err(Error::internal)
 }
 
+/// The method the rules see for a completion.
+const COMPLETE: &str = "completion/complete";
+
 impl Catalogue {
     /// `completion/complete` for a prompt or template of an upstream: asked of that upstream, under
     /// its own name for the prompt.
@@ -437,12 +325,14 @@ impl Catalogue {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         let (upstream, reference) = match params.r#ref {
             CompleteRequestParamsRef::RefPrompt(mut prompt) => {
-                let (upstream, own) = self.route_for(caller, &index.prompts, "prompt", &prompt.name, true)?;
+                let listing = (&index.prompts, &index.policed.prompts);
+                let (upstream, own) = self.route_for(caller, listing, access::PROMPT, COMPLETE, &prompt.name, None)?;
                 prompt.name = own;
                 (upstream, CompleteRequestParamsRef::RefPrompt(prompt))
             }
             CompleteRequestParamsRef::RefResource(template) => {
-                let route = self.route_for(caller, &index.templates, "resource template", &template.uri, false);
+                let listing = (&index.templates, &index.policed.templates);
+                let route = self.route_for(caller, listing, access::TEMPLATE, COMPLETE, &template.uri, None);
                 let (upstream, _) = route?;
                 (upstream, CompleteRequestParamsRef::RefResource(template))
             }
@@ -467,10 +357,11 @@ impl Catalogue {
 }
 
 impl ToolSource for Catalogue {
-    /// The same to every caller unless an upstream restricts who sees it (in search mode, always
-    /// the same two); marked private too when an upstream marked its own list so.
+    /// The same to every caller unless an upstream restricts who sees it or a rule reads who
+    /// asks (in search mode, always the same two); marked private too when an upstream marked its
+    /// own list so.
     fn lists_depend_on_caller(&self) -> bool {
-        self.search.is_none() && (self.restricted() || self.hints().tools.private)
+        self.search.is_none() && (self.depends_on_caller() || self.hints().tools.private)
     }
 
     /// The shortest `ttlMs` of the upstreams' lists (none said: the server's default).
@@ -483,7 +374,7 @@ impl ToolSource for Catalogue {
             return crate::search::listed();
         }
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        self.visible(caller, &index.tools, |tool| &tool.name, true)
+        self.visible(caller, &index.tools, &index.policed.tools, |tool| &tool.name, access::TOOL)
     }
 
     /// The tool `name` as `caller` may see it: in search mode, one of the two listed or any tool
@@ -495,11 +386,19 @@ impl ToolSource for Catalogue {
             return Some(tool);
         }
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (at, own) = index.tools.routes.get(name)?;
-        if !self.shown(caller)(*at, Some(own.as_str())) {
+        if !self.shows(caller, &index, name, access::TOOL) {
             return None;
         }
         index.tools.items.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    /// From the index, without building the caller's list (asked on every call).
+    fn lists_tool(&self, name: &str, caller: &Principal) -> bool {
+        if self.search.is_some() {
+            return crate::search::listed().iter().any(|tool| tool.name == name);
+        }
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.shows(caller, &index, name, access::TOOL)
     }
 
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
@@ -548,19 +447,23 @@ impl Catalogue {
     /// A call of the tool the catalogue lists as `params.name`, if the caller may use it.
     fn call_listed(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (upstream, own) = match self.route_for(ctx.principal(), &index.tools, "tool", &params.name, true) {
+        // Shared, not copied, by the rules, the call and its retry in another era (`crate::era`).
+        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
+        let checked = (!self.policy.is_empty()).then(|| Arguments::new(&arguments));
+        let listing = (&index.tools, &index.policed.tools);
+        let routed =
+            self.route_for(ctx.principal(), listing, access::TOOL, "tools/call", &params.name, checked.as_ref());
+        let (upstream, own) = match routed {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         // A REST API's operation (`crate::openapi`): one HTTP request, nothing to bridge.
         if upstream.config.openapi.is_some() {
-            let arguments = params.arguments.take().unwrap_or_default();
+            let arguments = Arc::unwrap_or_clone(arguments);
             let forward = Forward::new(&upstream, "tools/call", &own);
             let caller = ctx.principal().clone();
             return Box::pin(forward.run(async move { upstream.call_operation(&caller, &own, arguments).await }));
         }
-        // Shared, not copied, by the call and its retry in another era (`crate::era`).
-        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
         let what = format!("the call to {own}");
         self.bridged(ctx, upstream, "tools/call", own, what, move |client, own, options| {
             let arguments = Arc::clone(&arguments);
@@ -634,7 +537,7 @@ impl Catalogue {
 impl PromptSource for Catalogue {
     /// As for tools.
     fn lists_depend_on_caller(&self) -> bool {
-        self.restricted() || self.hints().prompts.private
+        self.depends_on_caller() || self.hints().prompts.private
     }
 
     fn list_ttl_ms(&self) -> Option<u64> {
@@ -643,16 +546,25 @@ impl PromptSource for Catalogue {
 
     fn prompts(&self, caller: &Principal) -> Arc<[Prompt]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        self.visible(caller, &index.prompts, |prompt| &prompt.name, true)
+        self.visible(caller, &index.prompts, &index.policed.prompts, |prompt| &prompt.name, access::PROMPT)
+    }
+
+    fn lists_prompt(&self, name: &str, caller: &Principal) -> bool {
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        self.shows(caller, &index, name, access::PROMPT)
     }
 
     fn get(&self, ctx: Context, mut params: GetPromptRequestParams) -> PromptFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let (upstream, own) = match self.route_for(ctx.principal(), &index.prompts, "prompt", &params.name, true) {
+        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
+        let checked = (!self.policy.is_empty()).then(|| Arguments::strings(&arguments));
+        let listing = (&index.prompts, &index.policed.prompts);
+        let routed =
+            self.route_for(ctx.principal(), listing, access::PROMPT, "prompts/get", &params.name, checked.as_ref());
+        let (upstream, own) = match routed {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let arguments = Arc::new(params.arguments.take().unwrap_or_default());
         let what = format!("getting the prompt {own}");
         self.bridged(ctx, upstream, "prompts/get", own, what, move |client, own, options| {
             let arguments = Arc::clone(&arguments);
@@ -665,7 +577,7 @@ impl ResourceSource for Catalogue {
     /// As for tools; resources and templates share their hints (one source serves both).
     fn lists_depend_on_caller(&self) -> bool {
         let hints = self.hints();
-        self.restricted() || hints.resources.and(hints.templates).private
+        self.depends_on_caller() || hints.resources.and(hints.templates).private
     }
 
     fn list_ttl_ms(&self) -> Option<u64> {
@@ -675,27 +587,22 @@ impl ResourceSource for Catalogue {
 
     fn resources(&self, caller: &Principal) -> Arc<[Resource]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        self.visible(caller, &index.resources, |resource| &resource.uri, false)
+        self.visible(caller, &index.resources, &index.policed.resources, |resource| &resource.uri, access::RESOURCE)
     }
 
     fn templates(&self, caller: &Principal) -> Arc<[ResourceTemplate]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        self.visible(caller, &index.templates, |template| &template.uri_template, false)
+        let (listing, entries) = (&index.templates, &index.policed.templates);
+        self.visible(caller, listing, entries, |template| &template.uri_template, access::TEMPLATE)
     }
 
     /// A read goes to the one upstream that owns the URI ([`owner_of`]), if the caller may
     /// use that upstream.
     fn read(&self, ctx: Context, uri: String) -> ReadFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let at = owner_of(&index, &uri);
-        let at = match at.map(|at| (at, self.access(ctx.principal(), at, None))) {
-            Some((at, Access::Granted)) => at,
-            None | Some((_, Access::Hidden)) => {
-                return Box::pin(std::future::ready(Err(Error::resource_not_found(&uri))));
-            }
-            Some((_, Access::NeedsScopes(needed))) => {
-                return Box::pin(std::future::ready(Err(Error::InsufficientScope(needed))));
-            }
+        let at = match self.uri_for(ctx.principal(), &index, &uri, "resources/read") {
+            Ok(at) => at,
+            Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let upstream = Arc::clone(&self.upstreams[at]);
         let what = format!("reading {uri}");
@@ -709,6 +616,6 @@ impl ResourceSource for Catalogue {
     /// read: the URI's one owner, and whether the caller may use it.
     fn serves(&self, uri: &str, caller: &Principal) -> bool {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        owner_of(&index, uri).is_some_and(|at| self.access(caller, at, None) == Access::Granted)
+        self.uri_for(caller, &index, uri, "resources/subscribe").is_ok()
     }
 }

@@ -74,12 +74,28 @@
 //! introspection = { client_id = "gateway", client_secret = "…" }  # …or introspected
 //! required_scopes = ["mcp"]          # every request
 //! list_only_permitted = true         # hide what a token lacks the scopes for (default: 403 on call)
+//!
+//! [[policy]]                         # CEL rules, checked before every use and on every list
+//! name = "ops-delete"                # named in refusals and in the audit log
+//! when = 'entry.name.endsWith("_delete")'    # when it applies (default: always)
+//! allow = '"ops" in principal.claims.groups' # or `deny = '…'`; one that fails refuses
+//!
+//! [[policy]]
+//! name = "srv-only"
+//! when = 'upstream == "files" && method == "tools/call"'
+//! allow = 'arguments.path.startsWith("/srv")'
+//! scopes = ["files:any"]             # a token lacking these gets 403 insufficient_scope instead
 //! ```
+//!
+//! Every `[[policy]]` rule that applies must let a request pass (no precedence between `allow`
+//! and `deny`); see [`PolicyRule`] for the variables.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
+
+pub use crate::policy::PolicyRule;
 
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -114,6 +130,10 @@ pub struct Config {
     /// tasks extension (an upstream's `tasks = false` opts out). Default 1.
     #[serde(default)]
     pub task_after_secs: Option<f64>,
+    /// Policy rules in CEL (`[[policy]]`), checked before every use of an entry and on every list
+    /// (see [`PolicyRule`]). None: what the upstreams' `scopes` and `principals` allow.
+    #[serde(rename = "policy", default)]
+    pub policies: Vec<PolicyRule>,
 }
 
 /// How the HTTP endpoint checks its callers' access tokens (stdio has no tokens: its caller
@@ -518,6 +538,9 @@ impl Config {
                  backslash or control character)"
             ));
         }
+        // Compiled here to be refused at load, with where the error is; `Gateway::start` compiles
+        // them again for itself.
+        crate::policy::Policy::compile(&self.policies)?;
         Ok(())
     }
 }

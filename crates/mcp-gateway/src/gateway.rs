@@ -67,7 +67,7 @@ impl Gateway {
         let audit = config.audit.as_deref().map(crate::audit::Audit::open).transpose().map_err(StartError::Config)?;
         let upstreams: Vec<Arc<Upstream>> =
             config.upstreams.iter().cloned().map(|c| Arc::new(Upstream::new(c))).collect();
-        let catalogue = Arc::new(catalogue_of(config, upstreams.clone(), Arc::default()));
+        let catalogue = Arc::new(catalogue_of(config, upstreams.clone(), Arc::default()).map_err(StartError::Config)?);
         let live = Arc::new(Live::new(Arc::clone(&catalogue)));
         let report: upstream::Report = {
             let live = Arc::downgrade(&live);
@@ -186,7 +186,13 @@ impl Gateway {
             })
             .collect();
         futures::future::join_all(fresh.iter().map(|(u, _)| u.first_attempt())).await;
-        let next = Arc::new(catalogue_of(config, upstreams, before.held()));
+        let next = match catalogue_of(config, upstreams, before.held()) {
+            Ok(next) => Arc::new(next),
+            Err(error) => {
+                fresh.iter().for_each(|(_, supervisor)| supervisor.abort());
+                return Err(StartError::Config(error));
+            }
+        };
         let clashes = next.start();
         // Clashes among the upstreams that stayed are the running catalogue's own (left out as
         // after any list change); one that a new upstream brings is the configuration's fault.
@@ -278,6 +284,7 @@ impl Gateway {
                 scopes.extend(upstream.config.scopes.iter().cloned());
                 scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
             }
+            scopes.extend(self.live.get().policy_scopes());
             scopes.sort();
             scopes.dedup();
             // DPoP proofs are single-use across every instance of the deployment.
@@ -348,9 +355,15 @@ impl Drop for Gateway {
     }
 }
 
-/// The catalogue of `upstreams` as `config` lists them, holding `held`.
-fn catalogue_of(config: &Config, upstreams: Vec<Arc<Upstream>>, held: Arc<crate::bridge::Held>) -> Catalogue {
-    Catalogue::new(upstreams, config.prefix_mode).searching(config.catalogue).holding(held)
+/// The catalogue of `upstreams` as `config` lists them, under its `[[policy]]` rules, holding
+/// `held`.
+fn catalogue_of(
+    config: &Config,
+    upstreams: Vec<Arc<Upstream>>,
+    held: Arc<crate::bridge::Held>,
+) -> Result<Catalogue, String> {
+    let policy = Arc::new(crate::policy::Policy::compile(&config.policies)?);
+    Ok(Catalogue::new(upstreams, config.prefix_mode).searching(config.catalogue).policed(policy).holding(held))
 }
 
 /// `upstream` and its supervisor, started.

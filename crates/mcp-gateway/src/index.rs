@@ -34,6 +34,8 @@ pub(crate) struct Index {
     /// The caching hints of the upstreams that are up, merged kind by kind (the shortest
     /// `ttlMs`; private if one said so).
     pub(crate) hints: Hints,
+    /// The `[[policy]]` rules' view of the entries (the catalogue fills it in; empty without).
+    pub(crate) policed: crate::policy::Indexed,
 }
 
 /// One kind of entry (tools, prompts) of every upstream.
@@ -338,7 +340,8 @@ impl Index {
             resources: all.resources.and(lists.hints.resources),
             templates: all.templates.and(lists.hints.templates),
         });
-        let index = Index { tools, prompts, resources, templates, starts, skills, refused, prefixed, hints };
+        let policed = Default::default();
+        let index = Index { tools, prompts, resources, templates, starts, skills, refused, prefixed, hints, policed };
         (index, clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
     }
 

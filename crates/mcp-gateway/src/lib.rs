@@ -69,6 +69,11 @@
 //!   credentials), or with `identity = "exchange"` ([`config::Identity::Exchange`]) each
 //!   caller's: a token exchanged (RFC 8693) for the caller's, on a connection of the caller's own
 //!   (at most `max_identities` kept). The caller's token itself never reaches an upstream.
+//! - `[[policy]]`: rules in CEL (who, which method, upstream and entry, its annotations and the
+//!   arguments) checked before every call, prompt, read, subscription and completion and on every
+//!   list and `search_tools` result; a refusal names the rule (or is 403 `insufficient_scope`
+//!   where the rule's `scopes` would help), and so does the audit log. Compiled at start: one
+//!   that does not compile stops the gateway, saying where.
 //! - `catalogue = "search"` lists two tools instead of every upstream's: `search_tools` (BM25
 //!   over the tools the caller may see) and `call_tool` (calls one by name, as a direct call
 //!   would).
@@ -91,11 +96,14 @@ mod index;
 mod live;
 mod metrics;
 mod openapi;
+/// `[[policy]]`: the rules in CEL, compiled and checked (public for the benchmark).
+#[doc(hidden)]
+pub mod policy;
 /// `catalogue = "search"`: the BM25 index of the tools (public for the benchmark).
 #[doc(hidden)]
 pub mod search;
 mod upstream;
 
-pub use config::{CatalogueMode, Config, Identity, UpstreamConfig};
+pub use config::{CatalogueMode, Config, Identity, PolicyRule, UpstreamConfig};
 pub use gateway::{Gateway, Reloaded, StartError};
 pub use index::Clash;

@@ -56,6 +56,10 @@ impl ToolSource for Live {
         self.get().tool(name, caller)
     }
 
+    fn lists_tool(&self, name: &str, caller: &Principal) -> bool {
+        self.get().lists_tool(name, caller)
+    }
+
     fn task_support(&self, tool: &str) -> TaskSupport {
         self.get().task_support(tool)
     }
@@ -80,6 +84,10 @@ impl PromptSource for Live {
 
     fn get(&self, ctx: Context, params: GetPromptRequestParams) -> PromptFuture {
         PromptSource::get(&*Live::get(self), ctx, params)
+    }
+
+    fn lists_prompt(&self, name: &str, caller: &Principal) -> bool {
+        self.get().lists_prompt(name, caller)
     }
 }
 

@@ -186,11 +186,11 @@ impl Search {
     }
 
     /// The answer to a `search_tools` call: the best matches among the tools `may_see` (upstream,
-    /// own name) lets the caller see.
+    /// own name, listed name) lets the caller see.
     pub(crate) fn answer(
         &self,
         arguments: Option<&serde_json::Map<String, Value>>,
-        may_see: impl Fn(usize, &str) -> bool,
+        may_see: impl Fn(usize, &str, &str) -> bool,
     ) -> Result<CallToolResult, mcp_server::Error> {
         let arguments = arguments.cloned().unwrap_or_default();
         let query = match arguments.get("query") {
@@ -205,7 +205,7 @@ impl Search {
             },
         };
         let found = self.index.search(&query, limit, |at| {
-            self.routes[at].as_ref().is_some_and(|(upstream, own)| may_see(*upstream, own))
+            self.routes[at].as_ref().is_some_and(|(upstream, own)| may_see(*upstream, own, &self.index.tools[at].name))
         });
         let tools: Vec<&Tool> = found.iter().map(|(at, _)| &self.index.tools[*at]).collect();
         let mut text = match tools.len() {

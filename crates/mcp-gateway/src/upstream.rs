@@ -15,6 +15,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::config::{Identity, UpstreamConfig, UpstreamOAuth};
 
+mod attempt;
 mod identity;
 mod lists;
 mod rest;

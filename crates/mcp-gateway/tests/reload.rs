@@ -1,5 +1,6 @@
 //! A configuration replaced while the gateway serves (`Gateway::reload`; the binary's SIGHUP
-//! and watched file): upstreams added, removed and changed under 64 callers of both eras, with
+//! and watched file): upstreams added, removed and changed and a rule added under 64 callers of
+//! both eras, with
 //! no failed call on the upstreams that stayed, no session dropped, a call in flight on a
 //! removed upstream answered; a bad configuration refused and the running one kept.
 
@@ -117,6 +118,16 @@ async fn a_reload_under_load_fails_no_call_of_the_upstreams_that_stay() {
     assert_eq!(text(&watcher, "shout", json!({ "text": "hey" })).await, "c: hey");
     progressed(calls.load(Ordering::SeqCst)).await;
 
+    // 4. A rule added: applied from the next call, the upstreams untouched.
+    let ruled =
+        renamed.clone() + "[[policy]]\nname = \"no-shouting\"\nwhen = 'entry.name == \"shout\"'\ndeny = 'true'\n";
+    let reloaded = gateway.reload(&config(&ruled)).await.unwrap();
+    assert!(reloaded.added.is_empty() && reloaded.replaced.is_empty() && reloaded.removed.is_empty());
+    let refused = watcher.call_tool("shout", json!({ "text": "hey" })).await.unwrap_err();
+    assert!(refused.to_string().contains("policy rule `no-shouting`"), "{refused}");
+    assert_eq!(sorted(tool_names(&watcher).await), ["a_echo", "a_slow", "c_slow"]);
+    progressed(calls.load(Ordering::SeqCst)).await;
+
     stop.store(true, Ordering::SeqCst);
     let mut each = Vec::new();
     for caller in callers {
@@ -125,7 +136,7 @@ async fn a_reload_under_load_fails_no_call_of_the_upstreams_that_stay() {
     assert_eq!(failures.load(Ordering::SeqCst), 0, "calls to `a` failed across the reloads");
     assert!(each.iter().all(|made| *made > 0), "every caller made calls: {each:?}");
     assert_eq!(gateway.connected(), ["a", "c"]);
-    // `a` kept its connection through the three reloads.
+    // `a` kept its connection through the four reloads.
     assert_eq!(attempts_of_a(), a_connected);
 }
 

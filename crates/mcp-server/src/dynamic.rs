@@ -90,6 +90,13 @@ pub trait ToolSource: Send + Sync + 'static {
         self.tools(caller).iter().find(|tool| tool.name == name).cloned()
     }
 
+    /// Whether [`tools`](Self::tools) lists `name` for `caller` (default: looked up in that
+    /// list). The server asks on every call (to label its telemetry); a source with many tools,
+    /// or one that filters them per caller, may answer from an index without building the list.
+    fn lists_tool(&self, name: &str, caller: &Principal) -> bool {
+        self.tools(caller).iter().any(|tool| tool.name == name)
+    }
+
     /// Whether a call of `tool` may run as a task, as
     /// [`ToolRoute::task_support`](crate::ToolRoute::task_support) says for a route (default
     /// `Forbidden`). See [`crate::tasks`] for when a call becomes one
@@ -129,6 +136,12 @@ pub trait PromptSource: Send + Sync + 'static {
     /// Gets the prompt `params.name` (one no route of the server has). A name the source does
     /// not have is its to refuse, as `Error::invalid_params("Unknown prompt: …")` does.
     fn get(&self, ctx: Context, params: GetPromptRequestParams) -> PromptFuture;
+
+    /// Whether [`prompts`](Self::prompts) lists `name` for `caller` (default: looked up in that
+    /// list), as [`ToolSource::lists_tool`] says for tools.
+    fn lists_prompt(&self, name: &str, caller: &Principal) -> bool {
+        self.prompts(caller).iter().any(|prompt| prompt.name == name)
+    }
 }
 
 /// Resources and resource templates the server does not know when it is built

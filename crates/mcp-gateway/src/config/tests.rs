@@ -69,6 +69,11 @@ fn refuses_what_cannot_be_served() {
         assert!(refused(&toml).contains(&expected), "{}", refused(&toml));
     }
     assert!(refused("task_after_secs = inf\n").contains("`task_after_secs` must be a finite number"));
+    // A policy rule: a misspelt field, neither `allow` nor `deny`, one that does not compile.
+    assert!(refused("[[policy]]\nname = \"a\"\nalow = \"true\"\n").contains("unknown field `alow`"));
+    assert!(refused("[[policy]]\nname = \"a\"\n").contains("policy rule `a`: give one of `allow` and `deny`"));
+    let broken = refused("[[policy]]\nname = \"a\"\ndeny = \"entry.name ==\"\n");
+    assert!(broken.starts_with("policy rule `a`: `deny` at line 1, column 14: "), "{broken}");
 }
 
 #[test]
@@ -85,6 +90,8 @@ fn the_example_in_the_module_docs_is_a_valid_configuration() {
     let config = Config::from_toml(&example).unwrap_or_else(|e| panic!("{e}\n{example}"));
     let identities: Vec<Identity> = config.upstreams.iter().map(|u| u.identity).collect();
     assert_eq!(identities, [Identity::Gateway, Identity::Gateway, Identity::Exchange, Identity::Gateway]);
+    let names: Vec<&str> = config.policies.iter().map(|rule| rule.name.as_str()).collect();
+    assert_eq!(names, ["ops-delete", "srv-only"]);
 }
 
 #[test]

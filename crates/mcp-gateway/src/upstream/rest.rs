@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mcp_client::auth::OAuth;
 use mcp_types::{CallToolResult, JsonObject};
 
-use super::supervise::{Attempt, Unavailable};
+use super::attempt::{Attempt, Unavailable};
 use super::{Change, FIRST_BACKOFF, LAST_BACKOFF, Lists, Report, Upstream};
 use crate::openapi::{Api, MAX_DOCUMENT_BYTES, Source};
 

@@ -539,7 +539,7 @@ impl Server {
                         .inner
                         .prompt_source
                         .as_ref()
-                        .is_some_and(|s| s.prompts(ctx.principal()).iter().any(|p| p.name == prompt.name)) =>
+                        .is_some_and(|s| s.lists_prompt(&prompt.name, ctx.principal())) =>
             {
                 return Err(Error::invalid_params(format!("Unknown prompt: {}", prompt.name)));
             }

@@ -72,25 +72,19 @@ impl Server {
     /// make no series of their own.
     pub(super) fn target_label<'a>(&self, call: &'a Decoded, caller: &Principal) -> Option<&'a str> {
         let target = call.target()?;
-        let exists =
-            match call {
-                Decoded::CallTool(params) => {
-                    self.tool(&params.name).is_some()
-                        || self.inner.tool_source.as_ref().is_some_and(|source| {
-                            // Not `ToolSource::tool`, which clones the tool it finds.
-                            source.tools(caller).iter().any(|tool| tool.name == params.name)
-                        })
-                }
-                Decoded::GetPrompt(params) => {
-                    self.inner.prompt_index.contains_key(&params.name)
-                        || self.inner.prompt_source.as_ref().is_some_and(|source| {
-                            source.prompts(caller).iter().any(|prompt| prompt.name == params.name)
-                        })
-                }
-                Decoded::GetSkill(uri) => self.skill(uri, || caller.clone()).is_some(),
-                Decoded::ReadDirectory(params) => self.inner.directories.contains_key(&params.uri),
-                _ => self.knows_resource(target, caller),
-            };
+        let exists = match call {
+            Decoded::CallTool(params) => {
+                self.tool(&params.name).is_some()
+                    || self.inner.tool_source.as_ref().is_some_and(|source| source.lists_tool(&params.name, caller))
+            }
+            Decoded::GetPrompt(params) => {
+                self.inner.prompt_index.contains_key(&params.name)
+                    || self.inner.prompt_source.as_ref().is_some_and(|source| source.lists_prompt(&params.name, caller))
+            }
+            Decoded::GetSkill(uri) => self.skill(uri, || caller.clone()).is_some(),
+            Decoded::ReadDirectory(params) => self.inner.directories.contains_key(&params.uri),
+            _ => self.knows_resource(target, caller),
+        };
         Some(if exists { target } else { crate::telemetry::OTHER })
     }
 
