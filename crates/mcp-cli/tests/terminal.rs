@@ -79,7 +79,15 @@ fn a_url_elicitation_opens_the_browser_after_consent() {
     terminal.send_line("y").unwrap();
     terminal.exp_string("visited: Accept").unwrap();
     terminal.exp_eof().unwrap();
-    assert_eq!(std::fs::read_to_string(&opened).unwrap(), "https://example.com/form");
+    // `mcp` starts the browser and does not wait for it (as `xdg-open` is not waited for): the
+    // script may still be writing when `mcp` has exited.
+    let written = (0..200).find_map(|_| {
+        std::fs::read_to_string(&opened).ok().filter(|url| !url.is_empty()).or_else(|| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            None
+        })
+    });
+    assert_eq!(written.as_deref(), Some("https://example.com/form"), "the browser was given the URL");
 
     // Declined: the browser is not opened.
     std::fs::remove_file(&opened).unwrap();
