@@ -64,10 +64,14 @@ fn a_url_elicitation_opens_the_browser_after_consent() {
     runtime.spawn(mcp_server::http::serve(listener, server, mcp_server::http::HttpConfig::default()));
 
     let scratch = Scratch::new();
-    // The "browser" records the URL it was asked to open.
+    // The "browser" marks that it started, then records the URL it was asked to open after
+    // starting slowly: `mcp` has exited by then, and the terminal's hangup must not kill it.
+    let started = scratch.path().join("started.txt");
     let opened = scratch.path().join("opened.txt");
     let browser = scratch.path().join("browser.sh");
-    std::fs::write(&browser, format!("#!/bin/sh\nprintf '%s' \"$1\" > {}\n", opened.display())).unwrap();
+    let script =
+        format!("#!/bin/sh\ntouch {}\nsleep 1\nprintf '%s' \"$1\" > {}\n", started.display(), opened.display());
+    std::fs::write(&browser, script).unwrap();
     std::fs::set_permissions(&browser, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
     let mut command = scratch.terminal_command();
@@ -89,8 +93,8 @@ fn a_url_elicitation_opens_the_browser_after_consent() {
     });
     assert_eq!(written.as_deref(), Some("https://example.com/form"), "the browser was given the URL");
 
-    // Declined: the browser is not opened.
-    std::fs::remove_file(&opened).unwrap();
+    // Declined: the browser is not started.
+    std::fs::remove_file(&started).unwrap();
     let mut command = scratch.terminal_command();
     command.env("BROWSER", &browser).args(["call", &url, "visit"]);
     let mut terminal = spawn_command(command, Some(30_000)).unwrap();
@@ -98,5 +102,5 @@ fn a_url_elicitation_opens_the_browser_after_consent() {
     terminal.send_line("n").unwrap();
     terminal.exp_string("visited: Decline").unwrap();
     terminal.exp_eof().unwrap();
-    assert!(!opened.exists(), "a declined URL is not opened");
+    assert!(!started.exists(), "a declined URL is not opened");
 }

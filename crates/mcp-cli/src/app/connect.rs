@@ -109,14 +109,13 @@ pub fn open_browser(url: &str) -> Result<(), String> {
         _ if cfg!(windows) => vec!["cmd".into(), "/C".into(), "start".into(), String::new()],
         _ => vec!["xdg-open".into()],
     };
-    std::process::Command::new(&words[0])
-        .args(&words[1..])
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
-        .map_err(|e| format!("could not run {}: {e}; open the URL yourself", words[0]))
+    let mut command = std::process::Command::new(&words[0]);
+    command.args(&words[1..]).arg(url).stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null());
+    // Its own process group: the terminal's hangup when `mcp` exits must not kill a browser
+    // (or the script that starts one) that is still starting.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn().map(drop).map_err(|e| format!("could not run {}: {e}; open the URL yourself", words[0]))
 }
 
 /// What a server may ask of `mcp`: elicitation (asked in the terminal), roots (the current
