@@ -932,6 +932,62 @@ async fn the_workspace_client_uses_a_dpop_bound_token() {
     client.close().await;
 }
 
+/// A server that accepts only DPoP-bound tokens says so in its metadata; a client that was not
+/// told about DPoP turns it on from there, and one told `dpop(false)` says why it cannot go on.
+#[tokio::test]
+async fn a_server_requiring_dpop_gets_dpop_from_a_client_not_told_to() {
+    let provider = OidcProvider::start();
+    let issuer = provider.issuer.clone();
+    let url = serve_protected(server(), |url| {
+        ResourceServer::builder(url, JwtVerifier::new(&issuer, url))
+            .authorization_server(&issuer)
+            .required_scopes(["notes:read"])
+            .require_dpop(true)
+            .build()
+    })
+    .await;
+    let server = Protected {
+        url,
+        provider,
+        http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
+    };
+    let metadata: Value = server
+        .http
+        .get(server.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["dpop_bound_access_tokens_required"], true, "{metadata}");
+
+    // A Bearer token, valid in every other way, is refused, naming why.
+    let bearer = server.token("notes:read").await;
+    let (status, _, description) = refusal(server.call(Some(&format!("Bearer {bearer}")), "whoami").await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(description.contains("only DPoP-bound tokens"), "{description}");
+
+    // The workspace's client, DPoP left unset: a DPoP-bound token, sent with its proofs.
+    let browser = Browser::new("http://127.0.0.1:34567/callback", Some("alice"));
+    let oauth = OAuth::builder().client_name("e2e").authorizer(browser).build();
+    let client =
+        Client::builder("e2e", "1.0.0").oauth(oauth.clone()).connect_http(&server.url).await.expect("connects");
+    let identity = client.call_tool("whoami", &json!({})).await.unwrap().structured_content.unwrap();
+    assert_eq!(identity["subject"], "alice", "{identity}");
+    assert!(oauth.tokens().expect("tokens").dpop, "the token is DPoP-bound");
+    client.close().await;
+
+    // Told never to use DPoP: the error names the requirement, nothing is authorized.
+    let browser = Browser::new("http://127.0.0.1:34567/callback", Some("alice"));
+    let authorizations = Arc::clone(&browser.authorizations);
+    let oauth = OAuth::builder().client_name("e2e").authorizer(browser).dpop(false).build();
+    let refused = Client::builder("e2e", "1.0.0").oauth(oauth).connect_http(&server.url).await.unwrap_err();
+    let refused = refused.to_string();
+    assert!(refused.contains("accepts only DPoP-bound tokens") && refused.contains(&server.url), "{refused}");
+    assert_eq!(authorizations.load(Ordering::SeqCst), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reuse of verified tokens
 

@@ -86,9 +86,10 @@ async fn record(
     response
 }
 
-/// An upstream protected by `issuer`'s tokens (`notes:read` needed), whose `whoami` says what
-/// the token it was called with says; its URL, and what it sees.
-async fn protected(issuer: &str) -> (String, Arc<Upstream>) {
+/// An upstream protected by `issuer`'s tokens (`notes:read` needed; DPoP-bound ones only when
+/// `dpop`), whose `whoami` says what the token it was called with says; its URL, and what it
+/// sees.
+async fn protected(issuer: &str, dpop: bool) -> (String, Arc<Upstream>) {
     let whoami = ToolRoute::new("whoami", |ctx: Context, _: NoArguments| async move {
         let token = ctx.token().ok_or_else(|| Error::internal("no token"))?;
         let claims = &token.claims;
@@ -105,6 +106,7 @@ async fn protected(issuer: &str) -> (String, Arc<Upstream>) {
     let resource = ResourceServer::builder(&url, JwtVerifier::new(issuer, &url))
         .authorization_server(issuer)
         .required_scopes(["notes:read"])
+        .require_dpop(dpop)
         .build();
     config.authorization = Some(resource);
     let seen = Arc::new(Upstream::default());
@@ -120,8 +122,8 @@ fn now() -> u64 {
 }
 
 /// The gateway behind `[authorization]`, in front of four protected upstreams: `mail` (acts as
-/// its caller), `legacy` (the same, legacy era), `signed` (the same, DPoP) and `notes` (the
-/// gateway's own identity).
+/// its caller), `legacy` (the same, legacy era), `signed` (the same; it requires DPoP, which the
+/// gateway is not told about) and `notes` (the gateway's own identity).
 struct Deployment {
     provider: OidcProvider,
     gateway: Gateway,
@@ -137,8 +139,12 @@ impl Deployment {
     async fn start() -> Deployment {
         let provider = OidcProvider::start();
         let issuer = provider.issuer.clone();
-        let (mail, legacy, signed, notes) =
-            (protected(&issuer).await, protected(&issuer).await, protected(&issuer).await, protected(&issuer).await);
+        let (mail, legacy, signed, notes) = (
+            protected(&issuer, false).await,
+            protected(&issuer, false).await,
+            protected(&issuer, true).await,
+            protected(&issuer, false).await,
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
         let exchange = format!(
@@ -162,8 +168,7 @@ impl Deployment {
             [[upstream]]
             name = "signed"
             url = "{}"
-            identity = "exchange"
-            oauth = {{ issuer = "{issuer}", client_id = "gateway", client_secret = "gateway-secret", scopes = ["notes:read"], dpop = true }}
+            {exchange}
             [[upstream]]
             name = "notes"
             url = "{}"
@@ -276,8 +281,8 @@ async fn each_caller_reaches_the_upstream_as_itself_with_a_token_exchanged_for_i
     assert_eq!((alices.len(), bobs.len()), (1, 1), "alice: {alices:?}, bob: {bobs:?}");
     assert!(alices.is_disjoint(&bobs));
 
-    // Where the upstream asks for DPoP: alice's token is bound to the gateway's key, and sent
-    // with a proof.
+    // Where the upstream's metadata requires DPoP: alice's token is bound to the gateway's key,
+    // and sent with a proof.
     let signed = whoami(&alice, "signed_whoami").await.unwrap();
     assert_eq!((&signed["sub"], &signed["dpop"]), (&json!("alice"), &json!(true)), "{signed}");
     let schemes: HashSet<String> = deployment

@@ -45,7 +45,8 @@
 //! client_id = "gateway"              # (client credentials; never the caller's token)
 //! client_secret = "…"
 //! scopes = ["notes"]
-//! dpop = false                       # DPoP-bound tokens (RFC 9449), for an upstream that wants them
+//! dpop = true                        # DPoP-bound tokens (RFC 9449) always; false: never; unset
+//!                                    # (default): when the upstream's metadata requires them
 //!
 //! [[upstream]]
 //! name = "mail"
@@ -206,10 +207,11 @@ pub struct UpstreamOAuth {
     /// The scopes to ask for (default: those the upstream asks for).
     #[serde(default)]
     pub scopes: Vec<String>,
-    /// Ask for DPoP-bound tokens (RFC 9449; a key of the gateway's own, a proof with each
-    /// request), for an upstream that wants them. Default false.
+    /// DPoP-bound tokens (RFC 9449; a key of the gateway's own, a proof with each request):
+    /// `true` always, `false` never; unset (the default), exactly when the upstream's Protected
+    /// Resource Metadata says `dpop_bound_access_tokens_required`.
     #[serde(default)]
-    pub dpop: bool,
+    pub dpop: Option<bool>,
 }
 
 /// Whose identity the gateway's requests to an HTTP upstream carry (`identity`).

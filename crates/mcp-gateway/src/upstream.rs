@@ -552,7 +552,10 @@ fn client_of(oauth: &UpstreamOAuth) -> OAuthBuilder {
     if !oauth.scopes.is_empty() {
         client = client.scopes(oauth.scopes.iter().cloned());
     }
-    client.dpop(oauth.dpop)
+    match oauth.dpop {
+        Some(dpop) => client.dpop(dpop),
+        None => client,
+    }
 }
 
 /// Closes a replaced connection once the requests in flight on it have had their time

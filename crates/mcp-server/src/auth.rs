@@ -175,6 +175,8 @@ struct Inner {
     failure_log: LogLimit,
     /// Whether a verified token keeps the token itself ([`VerifiedToken::access_token`]).
     keep_access_tokens: bool,
+    /// Only DPoP-bound tokens are accepted.
+    require_dpop: bool,
 }
 
 impl fmt::Debug for ResourceServer {
@@ -205,6 +207,7 @@ pub struct ResourceServerBuilder {
     failure_refill: Duration,
     token_cache: usize,
     keep_access_tokens: bool,
+    require_dpop: bool,
 }
 
 impl ResourceServer {
@@ -229,6 +232,7 @@ impl ResourceServer {
             failure_refill: Duration::from_secs(1),
             token_cache: 10_000,
             keep_access_tokens: false,
+            require_dpop: false,
         }
     }
 
@@ -372,6 +376,11 @@ impl ResourceServer {
                 return Err(self.invalid("the token is bound to a DPoP key: send it with the DPoP scheme and a proof"));
             }
             (None, true) => return Err(self.invalid("the token is not bound to a DPoP key: send it as a Bearer token")),
+            (None, false) if self.inner.require_dpop => {
+                return Err(self.invalid(
+                    "this resource accepts only DPoP-bound tokens (its metadata's dpop_bound_access_tokens_required)",
+                ));
+            }
             (Some(jkt), true) => {
                 let mut proofs = headers.get_all("dpop").iter();
                 let proof = match (proofs.next(), proofs.next()) {
@@ -574,6 +583,14 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Accepts only DPoP-bound tokens (RFC 9449), and says so in the metadata
+    /// (`dpop_bound_access_tokens_required`, RFC 9728): a Bearer token is refused with 401
+    /// `invalid_token` (default false: both are accepted, each with its own scheme).
+    pub fn require_dpop(mut self, required: bool) -> Self {
+        self.require_dpop = required;
+        self
+    }
+
     /// The resource server, or the first configured scope name that is not an RFC 6749
     /// scope-token (it would be written into `WWW-Authenticate` challenges).
     pub fn try_build(self) -> Result<ResourceServer, InvalidScope> {
@@ -597,6 +614,7 @@ impl ResourceServerBuilder {
             scopes_supported: self.scopes_supported.unwrap_or_else(|| self.required_scopes.clone()),
             hidden_scopes: self.hidden_scopes,
             resource_name: self.resource_name,
+            dpop_required: self.require_dpop,
         };
         let metadata = document.render(&self.resource, &[]);
         ResourceServer {
@@ -617,6 +635,7 @@ impl ResourceServerBuilder {
                 document,
                 failure_log: LogLimit::new(Duration::from_secs(60)),
                 keep_access_tokens: self.keep_access_tokens,
+                require_dpop: self.require_dpop,
             }),
         }
     }

@@ -99,6 +99,9 @@ pub(crate) struct ResourceMetadata {
     #[serde(default)]
     pub authorization_servers: Vec<String>,
     pub scopes_supported: Option<Vec<String>>,
+    /// Whether the resource accepts only DPoP-bound access tokens (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
 }
 
 /// Authorization server metadata (RFC 8414 / OpenID Connect discovery), the fields this

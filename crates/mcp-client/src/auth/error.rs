@@ -64,6 +64,12 @@ pub enum AuthError {
         /// How many authorizations were made.
         attempts: u32,
     },
+    /// The resource accepts only DPoP-bound tokens (its metadata's
+    /// `dpop_bound_access_tokens_required`) and DPoP was turned off (`dpop(false)`).
+    DpopRequired {
+        /// The resource its metadata names.
+        resource: String,
+    },
     /// The token endpoint refused.
     TokenEndpoint {
         /// The HTTP status.
@@ -149,6 +155,11 @@ impl fmt::Display for AuthError {
             AuthError::TooManyAuthorizationAttempts { attempts } => {
                 write!(f, "the server still refuses after {attempts} authorization attempts")
             }
+            AuthError::DpopRequired { resource } => write!(
+                f,
+                "{resource} accepts only DPoP-bound tokens (dpop_bound_access_tokens_required) and DPoP is turned off: \
+                 leave `dpop` unset or turn it on"
+            ),
             AuthError::TokenEndpoint { status, error, description } => {
                 write!(f, "the token endpoint refused (HTTP {status}): {}", described(error, description))
             }

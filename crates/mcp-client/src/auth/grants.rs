@@ -209,9 +209,7 @@ impl OAuth {
         let (endpoint, dpop) = match grant {
             // The ID-JAG is not bound to a key: no proof for the IdP.
             Grant::TokenExchange { idp_token_endpoint, .. } => (idp_token_endpoint.clone(), None),
-            _ => {
-                (endpoint_url(session.metadata.token_endpoint.as_deref(), "token_endpoint")?, self.inner.dpop.as_ref())
-            }
+            _ => (endpoint_url(session.metadata.token_endpoint.as_deref(), "token_endpoint")?, self.dpop()),
         };
         let mut nonce_retry = true;
         loop {

@@ -227,7 +227,6 @@ pub(crate) struct Dpop {
 
 impl Dpop {
     /// A DPoP signer with a fresh ephemeral key.
-    #[cfg(test)]
     pub fn generate() -> Result<Self, JoseError> {
         Ok(Self::with_key(Es256Key::generate()?))
     }

@@ -47,7 +47,8 @@
 //!   `Authorization: DPoP …` with a fresh proof (`htm`, `htu`, `ath`) on every request (POST,
 //!   GET streams, DELETE). A server's `use_dpop_nonce` demand, at the authorization server or
 //!   the MCP server, is answered by resending once with its nonce, which is then kept for that
-//!   origin.
+//!   origin. Left unset, DPoP is turned on for a server whose Protected Resource Metadata says
+//!   `dpop_bound_access_tokens_required`.
 //!
 //! The `oauth2` crate was not used: it has no RFC 9728/8414 discovery or RFC 9207 `iss` check,
 //! and it is built on another reqwest major version.

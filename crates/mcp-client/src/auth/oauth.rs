@@ -46,8 +46,11 @@ pub(super) struct Inner {
     /// Built on first use: loading the platform's root certificates costs milliseconds, and
     /// most requests never meet a challenge.
     http: std::sync::OnceLock<reqwest::Client>,
-    /// The DPoP key and the nonces servers handed out, when DPoP is on.
-    pub(super) dpop: Option<Dpop>,
+    /// The DPoP key and the nonces servers handed out, once DPoP is on: from the start when
+    /// configured, else from the first metadata that requires DPoP-bound tokens.
+    pub(super) dpop: std::sync::OnceLock<Dpop>,
+    /// Whether DPoP follows the resource's metadata (neither `dpop(true)` nor `dpop(false)`).
+    pub(super) dpop_auto: bool,
     pub(super) session: Mutex<Option<Session>>,
     /// One flow at a time: concurrent requests that hit a challenge wait and reuse its token.
     pub(super) flow: tokio::sync::Mutex<()>,
@@ -75,7 +78,16 @@ pub struct OAuthBuilder {
     store: Arc<dyn TokenStore>,
     authorizer: Option<Arc<dyn Authorizer>>,
     http: Option<reqwest::Client>,
-    dpop: Option<Option<Es256Key>>,
+    dpop: DpopChoice,
+}
+
+/// What [`OAuthBuilder::dpop`] chose.
+#[derive(Debug)]
+enum DpopChoice {
+    /// On when the Protected Resource Metadata says `dpop_bound_access_tokens_required`.
+    FromMetadata,
+    Off,
+    On(Option<Es256Key>),
 }
 
 impl fmt::Debug for OAuthBuilder {
@@ -178,17 +190,20 @@ impl OAuthBuilder {
         self
     }
 
-    /// DPoP (RFC 9449) with a key generated when the [`OAuth`] is built: every token request
-    /// carries a proof, and a DPoP-bound token goes out as `Authorization: DPoP …` with a
-    /// fresh proof on every request.
+    /// DPoP (RFC 9449) always (`true`, a key generated when the [`OAuth`] is built) or never
+    /// (`false`): every token request carries a proof, and a DPoP-bound token goes out as
+    /// `Authorization: DPoP …` with a fresh proof on every request. Unset, DPoP follows the
+    /// server: it is turned on (with a key generated then) when the Protected Resource Metadata
+    /// says `dpop_bound_access_tokens_required` (RFC 9728); with `dpop(false)` such a server is
+    /// an [`AuthError::DpopRequired`](super::AuthError::DpopRequired).
     pub fn dpop(mut self, enabled: bool) -> Self {
-        self.dpop = enabled.then_some(None);
+        self.dpop = if enabled { DpopChoice::On(None) } else { DpopChoice::Off };
         self
     }
 
-    /// DPoP (RFC 9449) with this key.
+    /// DPoP (RFC 9449) always, with this key.
     pub fn dpop_key(mut self, key: Es256Key) -> Self {
-        self.dpop = Some(Some(key));
+        self.dpop = DpopChoice::On(Some(key));
         self
     }
 
@@ -255,17 +270,22 @@ impl OAuthBuilder {
         if let Some(client) = self.http {
             let _ = http.set(client);
         }
+        let dpop_auto = matches!(self.dpop, DpopChoice::FromMetadata);
+        let dpop = std::sync::OnceLock::new();
+        if let DpopChoice::On(key) = self.dpop {
+            let key = key.unwrap_or_else(|| {
+                Es256Key::generate().expect("the operating system's random number generator failed")
+            });
+            let _ = dpop.set(Dpop::with_key(key));
+        }
         OAuth {
             inner: Arc::new(Inner {
                 config: self.config,
                 store: self.store,
                 authorizer: self.authorizer,
                 http,
-                dpop: self.dpop.map(|key| {
-                    Dpop::with_key(key.unwrap_or_else(|| {
-                        Es256Key::generate().expect("the operating system's random number generator failed")
-                    }))
-                }),
+                dpop,
+                dpop_auto,
                 session: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(()),
             }),
@@ -343,7 +363,7 @@ impl OAuth {
             store: Arc::new(InMemoryTokenStore::new()),
             authorizer: None,
             http: None,
-            dpop: None,
+            dpop: DpopChoice::FromMetadata,
         }
     }
 
@@ -362,6 +382,11 @@ impl OAuth {
                 .build()
                 .expect("a reqwest client without TLS options")
         })
+    }
+
+    /// The DPoP key and nonces, when DPoP is on.
+    pub(super) fn dpop(&self) -> Option<&Dpop> {
+        self.inner.dpop.get()
     }
 
     pub(super) fn session(&self) -> Option<Session> {

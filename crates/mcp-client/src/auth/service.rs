@@ -62,7 +62,7 @@ impl OAuth {
             }
             let response = inner.clone().oneshot(attempt).await.map_err(Into::into)?;
             let status = response.status().as_u16();
-            if let (Some(dpop), Some(StoredTokens { dpop: true, .. })) = (&self.inner.dpop, &used) {
+            if let (Some(dpop), Some(StoredTokens { dpop: true, .. })) = (self.dpop(), &used) {
                 dpop.remember_nonce_from(request.url().as_str(), response.headers());
                 // A nonce demand is not a reason to authorize again: resend once with it.
                 if !operation.nonce_resent && jose::resource_nonce_challenge(status, response.headers()).is_some() {
@@ -90,7 +90,7 @@ impl OAuth {
     /// DPoP-bound token `DPoP` with a fresh proof for this method and URL.
     fn add_headers(&self, request: &mut reqwest::Request, tokens: &StoredTokens) -> Result<(), AuthError> {
         let invalid = || AuthError::InvalidMetadata("the access token is not a valid header value".into());
-        let authorization = match (&self.inner.dpop, tokens.dpop) {
+        let authorization = match (self.dpop(), tokens.dpop) {
             (Some(dpop), true) => {
                 let (authorization, proof) = dpop
                     .resource_headers(request.method().as_str(), request.url().as_str(), &tokens.access_token)
@@ -227,6 +227,9 @@ impl OAuth {
         if !discovery::resource_matches(&prm.resource, server) {
             return Err(AuthError::ResourceMismatch { resource: prm.resource, server: server.to_string() });
         }
+        if prm.dpop_bound_access_tokens_required {
+            self.require_dpop(&prm.resource)?;
+        }
         let issuer = match &self.inner.config.trusted_issuer {
             Some(trusted) if prm.authorization_servers.contains(trusted) => trusted.clone(),
             Some(trusted) => {
@@ -250,6 +253,22 @@ impl OAuth {
             metadata: Arc::new(metadata),
             resource_scopes: prm.scopes_supported,
         })
+    }
+
+    /// Turns DPoP on for a resource that accepts only DPoP-bound tokens, unless it was turned
+    /// off (`dpop(false)`): then the resource cannot be used, and the error says why.
+    fn require_dpop(&self, resource: &str) -> Result<(), AuthError> {
+        if self.dpop().is_some() {
+            return Ok(());
+        }
+        if !self.inner.dpop_auto {
+            return Err(AuthError::DpopRequired { resource: resource.to_owned() });
+        }
+        let dpop = jose::Dpop::generate().map_err(|e| AuthError::Internal(format!("a DPoP key: {e}")))?;
+        if self.inner.dpop.set(dpop).is_ok() {
+            tracing::debug!(resource, "the resource requires DPoP-bound tokens: DPoP is on");
+        }
+        Ok(())
     }
 
     /// The first metadata document, in discovery order, whose `issuer` is exactly `issuer`.

@@ -4,28 +4,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-/// The document, with `resource` exactly as configured (no slash added or removed).
-pub(super) fn document(
-    resource: &str,
-    authorization_servers: &[String],
-    scopes_supported: &[String],
-    resource_name: Option<&str>,
-) -> String {
-    let mut document = json!({
-        "resource": resource,
-        "authorization_servers": authorization_servers,
-        "bearer_methods_supported": ["header"],
-    });
-    if !scopes_supported.is_empty() {
-        document["scopes_supported"] = json!(scopes_supported);
-    }
-    if let Some(name) = resource_name {
-        document["resource_name"] = Value::String(name.to_owned());
-    }
-    document["dpop_signing_alg_values_supported"] = json!(super::dpop::ALGORITHMS);
-    document.to_string()
-}
-
 /// The parts of the Protected Resource Metadata document.
 pub(super) struct Document {
     pub(super) authorization_servers: Vec<String>,
@@ -34,19 +12,37 @@ pub(super) struct Document {
     /// Scopes never listed, though a route needs them.
     pub(super) hidden_scopes: Vec<String>,
     pub(super) resource_name: Option<String>,
+    /// Only DPoP-bound tokens are accepted.
+    pub(super) dpop_required: bool,
 }
 
 impl Document {
-    /// The document: `scopes_supported` as configured, then the routes' own scopes, each once,
-    /// but for the hidden ones.
+    /// The document, with `resource` exactly as configured (no slash added or removed):
+    /// `scopes_supported` as configured, then the routes' own scopes, each once, but for the
+    /// hidden ones.
     pub(super) fn render(&self, resource: &str, route_scopes: &[String]) -> Arc<str> {
-        let mut scopes: Vec<String> = Vec::new();
+        let mut scopes: Vec<&String> = Vec::new();
         for scope in self.scopes_supported.iter().chain(route_scopes) {
-            if !scopes.contains(scope) && !self.hidden_scopes.contains(scope) {
-                scopes.push(scope.clone());
+            if !scopes.contains(&scope) && !self.hidden_scopes.contains(scope) {
+                scopes.push(scope);
             }
         }
-        document(resource, &self.authorization_servers, &scopes, self.resource_name.as_deref()).into()
+        let mut document = json!({
+            "resource": resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !scopes.is_empty() {
+            document["scopes_supported"] = json!(scopes);
+        }
+        if let Some(name) = &self.resource_name {
+            document["resource_name"] = Value::String(name.clone());
+        }
+        document["dpop_signing_alg_values_supported"] = json!(super::dpop::ALGORITHMS);
+        if self.dpop_required {
+            document["dpop_bound_access_tokens_required"] = Value::Bool(true);
+        }
+        document.to_string().into()
     }
 }
 
@@ -97,17 +93,23 @@ mod tests {
 
     #[test]
     fn the_document_names_the_resource_exactly() {
-        let document: Value = serde_json::from_str(&document(
-            "https://mcp.example.com/mcp/",
-            &["https://auth.example.com".to_owned()],
-            &["notes:read".to_owned()],
-            Some("Notes"),
-        ))
-        .unwrap();
+        let mut parts = Document {
+            authorization_servers: vec!["https://auth.example.com".to_owned()],
+            scopes_supported: vec!["notes:read".to_owned()],
+            hidden_scopes: vec!["admin".to_owned()],
+            resource_name: Some("Notes".to_owned()),
+            dpop_required: false,
+        };
+        let routes = ["notes:write".to_owned(), "admin".to_owned(), "notes:read".to_owned()];
+        let document: Value = serde_json::from_str(&parts.render("https://mcp.example.com/mcp/", &routes)).unwrap();
         assert_eq!(document["resource"], "https://mcp.example.com/mcp/");
         assert_eq!(document["authorization_servers"], json!(["https://auth.example.com"]));
         assert_eq!(document["bearer_methods_supported"], json!(["header"]));
-        assert_eq!(document["scopes_supported"], json!(["notes:read"]));
+        assert_eq!(document["scopes_supported"], json!(["notes:read", "notes:write"]));
         assert_eq!(document["resource_name"], "Notes");
+        assert_eq!(document.get("dpop_bound_access_tokens_required"), None);
+        parts.dpop_required = true;
+        let document: Value = serde_json::from_str(&parts.render("https://mcp.example.com/mcp/", &[])).unwrap();
+        assert_eq!(document["dpop_bound_access_tokens_required"], true);
     }
 }
