@@ -49,6 +49,8 @@ pub struct Gateway {
     report: upstream::Report,
     /// The configuration in service and each upstream's supervisor; a reload holds it.
     running: tokio::sync::Mutex<Running>,
+    /// What the last resource server [`http_config`](Self::http_config) built was built with.
+    endpoint: std::sync::Mutex<Option<Endpoint>>,
 }
 
 /// What a reload replaces.
@@ -145,6 +147,7 @@ impl Gateway {
             running: tokio::sync::Mutex::new(running),
             authorization: config.authorization.clone(),
             redis,
+            endpoint: std::sync::Mutex::new(None),
         };
         if let Some(authorization) = gateway.http_config().authorization {
             check_authorization(&authorization).await?;
@@ -200,6 +203,9 @@ impl Gateway {
         if let Some(clash) = clashes.into_iter().find(|c| is_fresh(&c.first.0) || is_fresh(&c.second.0)) {
             fresh.iter().for_each(|(_, supervisor)| supervisor.abort());
             return Err(StartError::Clash(clash));
+        }
+        if let (Some(authorization), Some(built)) = (&self.authorization, &*self.endpoint.lock().unwrap()) {
+            reloaded.restart_needed.extend(Endpoint::of(authorization, &next).restart_needed(built));
         }
         let _ = next.server.set(self.server.clone());
         let before = self.live.replace(Arc::clone(&next));
@@ -279,27 +285,19 @@ impl Gateway {
                 }
                 None => ResourceServer::builder(resource, JwtVerifier::new(issuer, resource)),
             };
-            let mut scopes: Vec<String> = authorization.required_scopes.clone();
-            for upstream in &self.live.get().upstreams {
-                scopes.extend(upstream.config.scopes.iter().cloned());
-                scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
-            }
-            scopes.extend(self.live.get().policy_scopes());
-            scopes.sort();
-            scopes.dedup();
             // DPoP proofs are single-use across every instance of the deployment.
             let builder = match &self.redis {
                 Some(redis) => builder.dpop_replay_store(Arc::new(redis.replay_store(DPOP_PROOFS_PER_KEY))),
                 None => builder,
             };
-            // An upstream that serves each caller as itself exchanges the caller's token.
-            let exchanges = self.live.get().upstreams.iter().any(|u| u.config.identity == config::Identity::Exchange);
+            let endpoint = Endpoint::of(authorization, &self.live.get());
             let server = builder
-                .keep_access_tokens(exchanges)
+                .keep_access_tokens(endpoint.keeps_tokens)
                 .authorization_server(issuer)
                 .required_scopes(authorization.required_scopes.iter().cloned())
-                .scopes_supported(scopes)
+                .scopes_supported(endpoint.scopes.iter().cloned())
                 .build();
+            *self.endpoint.lock().unwrap() = Some(endpoint);
             http.authorization = Some(server);
         }
         http
@@ -372,6 +370,45 @@ fn supervised(upstream: &Arc<Upstream>, report: &upstream::Report) -> (Arc<Upstr
 }
 
 /// What a reload changed.
+/// What the endpoint's resource server is built with from the upstreams and rules: fixed until
+/// a restart.
+#[derive(PartialEq)]
+struct Endpoint {
+    /// Its metadata's `scopes_supported`: the required ones, every scope an upstream or an
+    /// entry asks for, and those the rules name.
+    scopes: Vec<String>,
+    /// Whether verified tokens are kept: an upstream that serves each caller as itself
+    /// exchanges the caller's token.
+    keeps_tokens: bool,
+}
+
+impl Endpoint {
+    fn of(authorization: &config::AuthorizationConfig, catalogue: &Catalogue) -> Endpoint {
+        let mut scopes: Vec<String> = authorization.required_scopes.clone();
+        for upstream in &catalogue.upstreams {
+            scopes.extend(upstream.config.scopes.iter().cloned());
+            scopes.extend(upstream.config.entry_scopes.values().flatten().cloned());
+        }
+        scopes.extend(catalogue.policy_scopes());
+        scopes.sort();
+        scopes.dedup();
+        let keeps_tokens = catalogue.upstreams.iter().any(|u| u.config.identity == config::Identity::Exchange);
+        Endpoint { scopes, keeps_tokens }
+    }
+
+    /// What differs from `running` and waits for a restart.
+    fn restart_needed(&self, running: &Endpoint) -> Vec<&'static str> {
+        let mut needed = Vec::new();
+        if self.scopes != running.scopes {
+            needed.push("the endpoint metadata's scopes_supported");
+        }
+        if self.keeps_tokens && !running.keeps_tokens {
+            needed.push("keeping callers' tokens (a first identity = \"exchange\" upstream)");
+        }
+        needed
+    }
+}
+
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Reloaded {
     /// Upstreams new to the configuration.

@@ -137,7 +137,9 @@ struct Setup {
     url: String,
     audit: std::path::PathBuf,
     gate: Arc<tokio::sync::Semaphore>,
-    _gateway: Gateway,
+    /// The configuration it was started with.
+    config: String,
+    gateway: Gateway,
     _upstreams: (Upstream, Upstream),
 }
 
@@ -153,7 +155,7 @@ async fn setup(extra: &str) -> Setup {
         std::process::id(),
         listener.local_addr().unwrap().port()
     ));
-    let gateway = Gateway::start(&config(&format!(
+    let text = format!(
         "audit = \"{}\"\n{extra}\n\
          [authorization]\nresource = \"{url}\"\nissuer = \"{issuer}\"\n\
          introspection = {{ client_id = \"gw\", client_secret = \"s\", endpoint = \"{endpoint}\" }}\n\
@@ -162,11 +164,10 @@ async fn setup(extra: &str) -> Setup {
         audit.display(),
         files.url,
         vault.url
-    )))
-    .await
-    .unwrap();
+    );
+    let gateway = Gateway::start(&config(&text)).await.unwrap();
     tokio::spawn(mcp_server::http::serve(listener, gateway.server().clone(), gateway.http_config()));
-    Setup { url, audit, gate, _gateway: gateway, _upstreams: (files, vault) }
+    Setup { url, audit, gate, config: text, gateway, _upstreams: (files, vault) }
 }
 
 async fn as_who(url: &str, who: &str, era: EraPreference) -> Client {
@@ -408,4 +409,26 @@ async fn without_a_token_the_rules_still_apply_to_an_empty_principal() {
     assert_eq!(text(&client, "files_read", json!({"path": "/srv/a"})).await, "read /srv/a");
     refused_by(client.call_tool("files_read", json!({"path": "/home"})).await, "srv-only");
     refused_by(client.call_tool("files_delete", json!({"path": "/srv/a"})).await, "named-only");
+}
+
+/// The endpoint's metadata (`scopes_supported`) is built at start: a reload whose rules name
+/// another scope applies the rules, and says that the metadata waits for a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_naming_a_new_scope_says_the_metadata_needs_a_restart() {
+    let setup = setup("").await;
+    let metadata_scopes = || async {
+        let url = setup.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+        let metadata: Value = reqwest::get(url).await.unwrap().json().await.unwrap();
+        metadata["scopes_supported"].clone()
+    };
+    assert_eq!(metadata_scopes().await, json!(["files:write"]));
+
+    let same = setup.gateway.reload(&config(&setup.config)).await.unwrap();
+    assert_eq!(same.restart_needed, Vec::<&str>::new());
+    let renamed = setup.config.replace(r#"scopes = ["files:write"]"#, r#"scopes = ["files:admin"]"#);
+    assert_ne!(renamed, setup.config);
+    let reloaded = setup.gateway.reload(&config(&renamed)).await.unwrap();
+    assert_eq!(reloaded.restart_needed, ["the endpoint metadata's scopes_supported"]);
+    assert!(reloaded.to_string().contains("needs a restart"), "{reloaded}");
+    assert_eq!(metadata_scopes().await, json!(["files:write"]), "the endpoint keeps what it was built with");
 }
