@@ -18,7 +18,7 @@ use mcp_server::types::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
 mod common;
-use common::{client, config, eventually, serve};
+use common::{Upstream, client, config, eventually, serve};
 
 const KEY: &str = "secret-key-1234";
 
@@ -175,40 +175,6 @@ fn pets_api() -> axum::Router {
     axum::Router::new().route("/openapi.json", get(|| async { Json(document()) })).nest("/v1", v1)
 }
 
-/// An HTTP server on a runtime of its own (dropping it ends the runtime and every connection).
-struct Server {
-    port: u16,
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(app: axum::Router, port: u16) -> Server {
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-            runtime.block_on(async {
-                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
-                ready_tx.send(listener.local_addr().unwrap().port()).unwrap();
-                tokio::spawn(async move { axum::serve(listener, app).await });
-                tokio::task::spawn_blocking(move || stop_rx.recv()).await.unwrap().ok();
-            });
-            runtime.shutdown_timeout(Duration::from_secs(1));
-        });
-        Server { port: ready_rx.recv().unwrap(), stop: Some(stop_tx), thread: Some(thread) }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            thread.join().unwrap();
-        }
-    }
-}
-
 /// A gateway in front of the API at `port`, and a client of it.
 async fn gateway(port: u16) -> (Gateway, Client) {
     let gateway = Gateway::start(&config(&format!(
@@ -245,8 +211,8 @@ async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_operation_is_a_tool_with_its_references_expanded_and_its_methods_hints() {
-    let api = Server::start(pets_api(), 0);
-    let (_gateway, client) = gateway(api.port).await;
+    let api = Upstream::start_router(pets_api(), 0);
+    let (_gateway, client) = gateway(api.port()).await;
     let tools = client.all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     names.sort_unstable();
@@ -346,8 +312,8 @@ async fn each_operation_is_a_tool_with_its_references_expanded_and_its_methods_h
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_carry_their_arguments_where_the_document_says_and_errors_are_tool_errors() {
-    let api = Server::start(pets_api(), 0);
-    let (_gateway, client) = gateway(api.port).await;
+    let api = Upstream::start_router(pets_api(), 0);
+    let (_gateway, client) = gateway(api.port()).await;
 
     // Query parameters, an array exploded; the JSON answer is the text and the structured content.
     let listed = call(&client, "pets_listPets", json!({ "limit": 2, "tag": ["a b", "c&d"] })).await;
@@ -396,7 +362,7 @@ async fn calls_carry_their_arguments_where_the_document_says_and_errors_are_tool
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_document_keeps_its_upstream_down_saying_where_and_a_yaml_file_with_base_url_serves() {
-    let api = Server::start(pets_api(), 0);
+    let api = Upstream::start_router(pets_api(), 0);
     let dir = std::env::temp_dir().join(format!("mcp-gateway-openapi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut broken = document();
@@ -408,7 +374,7 @@ async fn a_bad_document_keeps_its_upstream_down_saying_where_and_a_yaml_file_wit
     yaml.as_object_mut().unwrap().remove("servers");
     std::fs::write(dir.join("pets.yaml"), serde_norway::to_string(&yaml).unwrap()).unwrap();
     std::fs::write(dir.join("swagger.json"), r#"{"swagger": "2.0", "paths": {}}"#).unwrap();
-    let (port, dir_text) = (api.port, dir.display());
+    let (port, dir_text) = (api.port(), dir.display());
     let gateway = Gateway::start(&config(&format!(
         r#"
         [[upstream]]
@@ -450,8 +416,8 @@ async fn a_bad_document_keeps_its_upstream_down_saying_where_and_a_yaml_file_wit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_that_goes_away_takes_its_tools_with_it_until_its_document_loads_again() {
-    let api = Server::start(pets_api(), 0);
-    let port = api.port;
+    let api = Upstream::start_router(pets_api(), 0);
+    let port = api.port();
     let (gateway, client) = gateway(port).await;
     assert_eq!(gateway.connected(), ["pets"]);
     drop(api);
@@ -464,7 +430,7 @@ async fn an_api_that_goes_away_takes_its_tools_with_it_until_its_document_loads_
         client.all_tools().await.unwrap().is_empty()
     })
     .await;
-    let _api = Server::start(pets_api(), port);
+    let _api = Upstream::start_router(pets_api(), port);
     eventually("pets is back", async || gateway.connected() == ["pets"]).await;
     let rex = call(&client, "pets_get_pet_", json!({ "petId": 1 })).await;
     assert_eq!(rex.structured_content, Some(json!({ "id": 1, "name": "Rex", "tag": "dog" })));

@@ -113,24 +113,6 @@ fn claims(token: &str) -> Value {
     }
 }
 
-/// An RFC 7662 endpoint that calls every token active, with [`claims`], for `resource`; its URL.
-async fn introspection(resource: String) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
-    let app = axum::Router::new().route(
-        "/introspect",
-        axum::routing::post(move |body: String| {
-            let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default().to_owned();
-            let mut answer = claims(&token);
-            answer["active"] = json!(true);
-            answer["aud"] = json!(resource);
-            std::future::ready(axum::Json(answer))
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
-}
-
 /// The gateway in front of both upstreams, behind introspected tokens, with [`RULES`] and
 /// `extra` configuration; its URL, and where its audit log is.
 struct Setup {
@@ -148,7 +130,7 @@ async fn setup(extra: &str) -> Setup {
     let (files, vault) = (Upstream::start(files(Arc::clone(&gate)), 0), Upstream::start(vault(), 0));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let endpoint = introspection(url.clone()).await;
+    let endpoint = common::introspection_with(url.clone(), claims).await;
     let issuer = endpoint.trim_end_matches("/introspect");
     let audit = std::env::temp_dir().join(format!(
         "mcp-gateway-policy-{}-{}.jsonl",

@@ -34,6 +34,21 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn start(server: Server, port: u16) -> Upstream {
+        Upstream::serving(port, move |listener| {
+            tokio::spawn(mcp_server::http::serve(listener, server, Default::default()));
+        })
+    }
+
+    /// An HTTP application that is not an MCP server (a REST API), served the same way.
+    #[allow(dead_code)] // Not every test file serves one.
+    pub fn start_router(app: axum::Router, port: u16) -> Upstream {
+        Upstream::serving(port, move |listener| {
+            tokio::spawn(async move { axum::serve(listener, app).await });
+        })
+    }
+
+    /// Binds `port` (0: any) on loopback in a runtime of its own, and has `spawn` serve there.
+    fn serving(port: u16, spawn: impl FnOnce(tokio::net::TcpListener) + Send + 'static) -> Upstream {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -41,7 +56,7 @@ impl Upstream {
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
                 ready_tx.send(listener.local_addr().unwrap().port()).unwrap();
-                tokio::spawn(mcp_server::http::serve(listener, server, Default::default()));
+                spawn(listener);
                 tokio::task::spawn_blocking(move || stop_rx.recv()).await.unwrap().ok();
             });
             runtime.shutdown_timeout(Duration::from_secs(1));
@@ -102,13 +117,21 @@ pub fn config(text: &str) -> Config {
 /// An RFC 7662 introspection endpoint that calls every token active, its text being its
 /// subject, for `resource`; its URL.
 pub async fn introspection(resource: String) -> String {
+    introspection_with(resource, |token| serde_json::json!({ "sub": token, "scope": "mcp" })).await
+}
+
+/// An RFC 7662 introspection endpoint that calls every token active, for `resource`, with the
+/// claims `claims` gives it; its URL.
+pub async fn introspection_with(resource: String, claims: fn(&str) -> serde_json::Value) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/introspect", listener.local_addr().unwrap());
     let app = axum::Router::new().route(
         "/introspect",
         axum::routing::post(move |body: String| {
-            let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default().to_owned();
-            let answer = serde_json::json!({ "active": true, "sub": token, "aud": resource, "scope": "mcp" });
+            let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).unwrap_or_default();
+            let mut answer = claims(token);
+            answer["active"] = serde_json::json!(true);
+            answer["aud"] = serde_json::json!(resource);
             std::future::ready(axum::Json(answer))
         }),
     );
