@@ -13,8 +13,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_gateway::{Config, Gateway};
 use mcp_server::auth::{JwtVerifier, ResourceServer};
 use mcp_server::http::HttpConfig;
-use mcp_server::types::ContentBlock;
-use mcp_server::{Context, Error, NoArguments, Server, ToolRoute};
+use mcp_server::types::{CompleteResultCompletion, ContentBlock, Resource};
+use mcp_server::{Context, Error, NoArguments, PromptRoute, ResourceRoute, Server, ToolRoute};
 use mcp_tests::oidc::{KEY_ID, OidcProvider};
 use serde_json::{Value, json};
 
@@ -86,20 +86,32 @@ async fn record(
     response
 }
 
-/// An upstream protected by `issuer`'s tokens (`notes:read` needed; DPoP-bound ones only when
-/// `dpop`), whose `whoami` says what the token it was called with says; its URL, and what it
-/// sees.
-async fn protected(issuer: &str, dpop: bool) -> (String, Arc<Upstream>) {
-    let whoami = ToolRoute::new("whoami", |ctx: Context, _: NoArguments| async move {
-        let token = ctx.token().ok_or_else(|| Error::internal("no token"))?;
-        let claims = &token.claims;
-        let said = json!({
-            "sub": claims["sub"], "aud": claims["aud"], "scope": claims["scope"], "client_id": claims["client_id"],
-            "act": claims.get("act"), "jti": claims["jti"], "dpop": token.dpop_jkt.is_some(),
-        });
-        Ok::<_, Error>(said.to_string())
+/// What the token of the request `ctx` serves says, as JSON text.
+fn token_said(ctx: &Context) -> Result<String, Error> {
+    let token = ctx.token().ok_or_else(|| Error::internal("no token"))?;
+    let claims = &token.claims;
+    let said = json!({
+        "sub": claims["sub"], "aud": claims["aud"], "scope": claims["scope"], "client_id": claims["client_id"],
+        "act": claims.get("act"), "jti": claims["jti"], "dpop": token.dpop_jkt.is_some(),
     });
-    let server = Server::builder("protected", "1.0.0").tool(whoami).build().unwrap();
+    Ok(said.to_string())
+}
+
+/// An upstream protected by `issuer`'s tokens (`notes:read` needed; DPoP-bound ones only when
+/// `dpop`), whose tool `whoami`, prompt `whoami`, resource `whoami://{label}` and completions say
+/// what the token they were asked with says; its URL, and what it sees.
+async fn protected(issuer: &str, dpop: bool, label: &str) -> (String, Arc<Upstream>) {
+    let whoami = ToolRoute::new("whoami", |ctx: Context, _: NoArguments| async move { token_said(&ctx) });
+    let resource = Resource { uri: format!("whoami://{label}"), name: "whoami".into(), ..Default::default() };
+    let server = Server::builder("protected", "1.0.0")
+        .tool(whoami)
+        .prompt(PromptRoute::new("whoami", |ctx: Context, _: NoArguments| async move { token_said(&ctx) }))
+        .resource(ResourceRoute::new(resource, |ctx: Context, _uri: String| async move { token_said(&ctx) }))
+        .completion(|ctx: Context, _params| async move {
+            Ok::<_, Error>(CompleteResultCompletion { values: vec![token_said(&ctx)?], ..Default::default() })
+        })
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let mut config = HttpConfig::default();
@@ -140,10 +152,10 @@ impl Deployment {
         let provider = OidcProvider::start();
         let issuer = provider.issuer.clone();
         let (mail, legacy, signed, notes) = (
-            protected(&issuer, false).await,
-            protected(&issuer, false).await,
-            protected(&issuer, true).await,
-            protected(&issuer, false).await,
+            protected(&issuer, false, "mail").await,
+            protected(&issuer, false, "legacy").await,
+            protected(&issuer, true, "signed").await,
+            protected(&issuer, false, "notes").await,
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -293,6 +305,36 @@ async fn each_caller_reaches_the_upstream_as_itself_with_a_token_exchanged_for_i
         .filter_map(|r| r.authorization.as_deref()?.split_once(' ').map(|(scheme, _)| scheme.to_owned()))
         .collect();
     assert_eq!(schemes, HashSet::from(["DPoP".to_owned()]));
+}
+
+/// Not only calls: a caller's read, prompt and completion reach an upstream that acts as its
+/// caller with a token exchanged for that caller, in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_prompts_and_completions_reach_the_upstream_as_their_caller() {
+    let deployment = Deployment::start().await;
+    let alice = deployment.caller(&deployment.mint("alice", "notes:read")).await;
+    let bob = deployment.caller(&deployment.mint("bob", "notes:read")).await;
+    for (caller, name) in [(&alice, "alice"), (&bob, "bob")] {
+        for upstream in ["mail", "legacy"] {
+            let read = caller.read_resource(&format!("whoami://{upstream}")).await.unwrap();
+            let text = serde_json::to_value(&read.contents[0]).unwrap()["text"].as_str().unwrap().to_owned();
+            let read: Value = serde_json::from_str(&text).unwrap();
+            let prompt = caller.get_prompt(&format!("{upstream}_whoami"), json!({})).await.unwrap();
+            let text = serde_json::to_value(&prompt.messages[0].content).unwrap()["text"].as_str().unwrap().to_owned();
+            let prompted: Value = serde_json::from_str(&text).unwrap();
+            let reference =
+                serde_json::from_value(json!({"type": "ref/prompt", "name": format!("{upstream}_whoami")})).unwrap();
+            let completed = caller.complete(reference, "x", "", Default::default()).await.unwrap();
+            let completed: Value = serde_json::from_str(&completed.completion.values[0]).unwrap();
+            for (what, said) in [("read", &read), ("prompt", &prompted), ("completion", &completed)] {
+                assert_eq!(
+                    (&said["sub"], &said["client_id"], &said["act"]),
+                    (&json!(name), &json!("gateway"), &json!({ "sub": "gateway" })),
+                    "{name}'s {what} on {upstream}: {said}"
+                );
+            }
+        }
+    }
 }
 
 /// Token passthrough (the MCP security guidance forbids it): whatever a caller does through the
