@@ -18,7 +18,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
-use mcp_types::{CallToolResult, CallToolResultResponse, ClientMessage, ListToolsResultResponse, ServerMessage};
+use mcp_types::{
+    CallToolRequest, CallToolResult, CallToolResultResponse, ClientMessage, ListToolsResultResponse, Request,
+    ServerMessage,
+};
 use serde_json::Value;
 
 const EXAMPLES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/2026-07-28/examples");
@@ -41,6 +44,12 @@ enum Kind {
     CallTool,
     /// A `CallToolResult` on its own (the result object, no envelope).
     CallToolResult,
+    /// A `tools/call` result object as a client decodes it: `<CallToolRequest as Request>::Result`,
+    /// the `resultType` dispatch included.
+    CallToolOutcome,
+    /// A whole `tools/call` response read without its method (`ServerMessage`, the result kept as
+    /// text), then its result decoded as `<CallToolRequest as Request>::Result`.
+    ServerThenOutcome,
 }
 
 /// A decoded typed value.
@@ -52,6 +61,9 @@ enum Typed {
     ListTools(ListToolsResultResponse),
     CallTool(CallToolResultResponse),
     CallToolResult(CallToolResult),
+    CallToolOutcome(<CallToolRequest as Request>::Result),
+    /// The message (re-encoded as received) and its decoded result, kept to be measured.
+    ServerThenOutcome(ServerMessage, #[allow(dead_code)] <CallToolRequest as Request>::Result),
 }
 
 impl Kind {
@@ -62,6 +74,8 @@ impl Kind {
             Kind::ListTools => "ListToolsResultResponse",
             Kind::CallTool => "CallToolResultResponse",
             Kind::CallToolResult => "CallToolResult",
+            Kind::CallToolOutcome => "<CallToolRequest as Request>::Result",
+            Kind::ServerThenOutcome => "ServerMessage, then <CallToolRequest as Request>::Result",
         }
     }
 
@@ -73,6 +87,13 @@ impl Kind {
             Kind::ListTools => Typed::ListTools(serde_json::from_slice(bytes)?),
             Kind::CallTool => Typed::CallTool(serde_json::from_slice(bytes)?),
             Kind::CallToolResult => Typed::CallToolResult(serde_json::from_slice(bytes)?),
+            Kind::CallToolOutcome => Typed::CallToolOutcome(serde_json::from_slice(bytes)?),
+            Kind::ServerThenOutcome => {
+                let message: ServerMessage = serde_json::from_slice(bytes)?;
+                let ServerMessage::Response(response) = &message else { panic!("not a response") };
+                let result = response.result.decode()?;
+                Typed::ServerThenOutcome(message, result)
+            }
         })
     }
 }
@@ -86,6 +107,8 @@ impl Typed {
             Typed::ListTools(v) => serde_json::to_vec(v),
             Typed::CallTool(v) => serde_json::to_vec(v),
             Typed::CallToolResult(v) => serde_json::to_vec(v),
+            Typed::CallToolOutcome(v) => serde_json::to_vec(v),
+            Typed::ServerThenOutcome(v, _) => serde_json::to_vec(v),
         }
     }
 }
@@ -176,8 +199,18 @@ fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
         let (list, list_generic) = tools_list();
-        let (call, call_result) = tools_call_text();
-        vec![official_examples(), list, call, client_to_server(), server_to_client(), list_generic, call_result]
+        let (call, call_result, call_outcome, call_generic) = tools_call_text();
+        vec![
+            official_examples(),
+            list,
+            call,
+            client_to_server(),
+            server_to_client(),
+            list_generic,
+            call_result,
+            call_outcome,
+            call_generic,
+        ]
     })
 }
 
@@ -400,8 +433,10 @@ fn tools_list() -> (Case, Case) {
     )
 }
 
-/// Cases 2 and 6: one `tools/call` response carrying 1 MiB of text, and its result on its own.
-fn tools_call_text() -> (Case, Case) {
+/// Cases 2, 6, 7 and 8: one `tools/call` response carrying 1 MiB of text; its result on its own;
+/// that result decoded by the method's result type, as a client does once it knows the method;
+/// and the response read without its method, then its result decoded by it.
+fn tools_call_text() -> (Case, Case, Case, Case) {
     let mut rng = Lcg(0x5EED_0003);
     let mut text = String::with_capacity((1 << 20) + 64);
     let mut column = 0;
@@ -428,9 +463,21 @@ fn tools_call_text() -> (Case, Case) {
     let note =
         format!("one message of {} KiB ({} KiB of text before escaping)", message.len() / 1024, text.len() / 1024);
     let result_note = "the `CallToolResult` of that message on its own".to_owned();
+    let outcome_note = "that result decoded by its method, as a client does: `<CallToolRequest as Request>::Result` \
+                        (`CallToolOutcome`, the `resultType` dispatch included)"
+        .to_owned();
+    let generic_note = "the whole message as a `ServerMessage` (its result kept as text: `RawResult`), \
+                        then `RawResult::decode` as `<CallToolRequest as Request>::Result`"
+        .to_owned();
     (
-        Case::new("tools/call 1 MiB text", note, vec![(Kind::CallTool, message.into_bytes())]),
-        Case::new("CallToolResult 1 MiB text", result_note, vec![(Kind::CallToolResult, result.into_bytes())]),
+        Case::new("tools/call 1 MiB text", note, vec![(Kind::CallTool, message.clone().into_bytes())]),
+        Case::new("CallToolResult 1 MiB text", result_note, vec![(Kind::CallToolResult, result.clone().into_bytes())]),
+        Case::new("CallToolOutcome 1 MiB text", outcome_note, vec![(Kind::CallToolOutcome, result.into_bytes())]),
+        Case::new(
+            "tools/call 1 MiB text, ServerMessage then result",
+            generic_note,
+            vec![(Kind::ServerThenOutcome, message.into_bytes())],
+        ),
     )
 }
 

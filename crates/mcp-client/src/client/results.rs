@@ -56,12 +56,14 @@ pub(super) fn check_result_type(method: &str, result: &RawValue, tasks: bool) ->
     }
 }
 
-/// Whether `text`, having no escapes, holds `"resultType"` exactly once, as `"resultType":
-/// "complete"`: the result's own member (complete), or one nested in its content while the
-/// result has none (complete too). Most results are answered by this search, without a parse.
+/// Whether `text`, with no `\u00` escape (the only other way to write `resultType` or
+/// `complete`, see [`crate::json_text::may_hold`]), holds `"resultType"` exactly once, as
+/// `"resultType": "complete"`: the result's own member (complete), or one nested in its content
+/// while the result has none (complete too). Most results, multi-line text included, are
+/// answered by this search, without a parse.
 fn says_only_complete(text: &str) -> bool {
     const NAME: &str = "\"resultType\"";
-    if text.contains('\\') {
+    if crate::json_text::may_escape_ascii(text) {
         return false;
     }
     let Some(at) = text.find(NAME) else { return false };
@@ -118,6 +120,12 @@ mod tests {
         assert!(!says_only_complete(r#"{"resultType":"completed"}"#));
         assert!(!says_only_complete(r#"{"x":{"resultType":"complete"},"resultType":"task"}"#));
         assert!(!says_only_complete(r#"{"resultType":"complete","x":"\u0041"}"#));
+        // Other escapes (a multi-line text, quotes, a path, CJK) leave the search exact.
+        assert!(says_only_complete(r#"{"resultType":"complete","content":[{"text":"a\n\"b\"\t C:\\x \u4e2d"}]}"#));
+        // `\"resultType"` ends a member name (`x"resultType`), no member of its own: the result
+        // has no `resultType` (complete), or has it written again.
+        assert!(says_only_complete(r#"{"content":[],"x\"resultType":"complete"}"#));
+        assert!(!says_only_complete(r#"{"x\"resultType":"complete","resultType":"task"}"#));
         // Each of these is still judged right by check_result_type.
         assert!(
             check_result_type("tools/list", &raw(r#"{"x":{"resultType":"complete"},"resultType":"task"}"#), true)

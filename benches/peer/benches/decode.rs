@@ -1,0 +1,248 @@
+//! A client's typed decode of a large `tools/call` answer, ours next to rmcp's, with
+//! `serde_json::Value` on the same bytes, in the same run.
+//!
+//! `cargo bench --bench decode` (in `benches/peer`). The input is the 1 MiB text result of
+//! `crates/mcp-types/benches/codec.rs` (same generator, same bytes), as the whole JSON-RPC
+//! response and as the result object alone. After criterion's groups, a plain in-process loop
+//! (median of interleaved batches) prints each decoder's time over `Value`'s. See [`profile`] for
+//! instruction counts.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use mcp_types::{CallToolRequest, CallToolResultResponse, Request, ServerMessage};
+use serde_json::Value;
+
+type Ours = <CallToolRequest as Request>::Result;
+
+/// The `tools/call` result of `codec.rs`'s `tools_call_text`: `resultType` first, then one text
+/// block of 1 MiB of words with quotes, tabs, backslashes and newlines (escaped on the wire).
+fn result_text() -> String {
+    let mut rng = Lcg(0x5EED_0003);
+    let mut text = String::with_capacity((1 << 20) + 64);
+    let mut column = 0;
+    while text.len() < 1 << 20 {
+        let word = WORDS[(rng.next() % WORDS.len() as u64) as usize];
+        match rng.next() % 40 {
+            0 => write!(text, "\"{word}\"").unwrap(),
+            1 => write!(text, "{word}\t").unwrap(),
+            2 => write!(text, "C:\\{word}").unwrap(),
+            _ => text.push_str(word),
+        }
+        column += word.len() + 1;
+        if column > 72 {
+            text.push('\n');
+            column = 0;
+        } else {
+            text.push(' ');
+        }
+    }
+    text.truncate(1 << 20);
+    let text = serde_json::to_string(&text).unwrap();
+    format!(r#"{{"resultType":"complete","content":[{{"type":"text","text":{text}}}]}}"#)
+}
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+const WORDS: [&str; 24] = [
+    "the",
+    "server",
+    "returned",
+    "a",
+    "list",
+    "of",
+    "matching",
+    "files",
+    "and",
+    "their",
+    "sizes",
+    "while",
+    "parsing",
+    "configuration",
+    "context",
+    "protocol",
+    "message",
+    "for",
+    "each",
+    "request",
+    "with",
+    "tool",
+    "result",
+    "value",
+];
+
+/// One way of decoding the bytes.
+struct Decoder {
+    name: &'static str,
+    /// `true`: the whole response; `false`: the result object alone.
+    message: bool,
+    run: fn(&[u8]),
+}
+
+const DECODERS: &[Decoder] = &[
+    Decoder { name: "Value", message: true, run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())) },
+    Decoder {
+        // mcp-types typed by the method: `CallToolResultResponse`, whose `result` is `Ours`.
+        name: "ours CallToolResultResponse",
+        message: true,
+        run: |b| drop(black_box(serde_json::from_slice::<CallToolResultResponse>(b).unwrap())),
+    },
+    Decoder {
+        // Read without the method (its result kept as text), then decoded by it.
+        name: "ours ServerMessage + RawResult::decode",
+        message: true,
+        run: |b| {
+            let ServerMessage::Response(response) = serde_json::from_slice(b).unwrap() else { panic!() };
+            drop(black_box(response.result.decode::<Ours>().unwrap()));
+        },
+    },
+    Decoder {
+        name: "rmcp ServerJsonRpcMessage",
+        message: true,
+        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(b).unwrap())),
+    },
+    Decoder { name: "Value", message: false, run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())) },
+    Decoder {
+        name: "ours <CallToolRequest as Request>::Result",
+        message: false,
+        run: |b| drop(black_box(serde_json::from_slice::<Ours>(b).unwrap())),
+    },
+    Decoder {
+        name: "rmcp CallToolResult",
+        message: false,
+        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::CallToolResult>(b).unwrap())),
+    },
+];
+
+struct Inputs {
+    message: Vec<u8>,
+    result: Vec<u8>,
+}
+
+impl Inputs {
+    fn new() -> Inputs {
+        let result = result_text();
+        let message = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#);
+        let inputs = Inputs { message: message.into_bytes(), result: result.into_bytes() };
+        // Every decoder accepts its input, and both SDKs read the same text.
+        for d in DECODERS {
+            (d.run)(inputs.of(d));
+        }
+        let ours: Ours = serde_json::from_slice(&inputs.result).unwrap();
+        let theirs: rmcp::model::CallToolResult = serde_json::from_slice(&inputs.result).unwrap();
+        assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&theirs).unwrap());
+        inputs
+    }
+
+    fn of(&self, d: &Decoder) -> &[u8] {
+        if d.message { &self.message } else { &self.result }
+    }
+}
+
+fn bench_decode(c: &mut Criterion) {
+    let inputs = Inputs::new();
+    for (group, message) in [("tools/call response 1 MiB text", true), ("tools/call result 1 MiB text", false)] {
+        let mut group = c.benchmark_group(group);
+        group.throughput(Throughput::Bytes(if message { inputs.message.len() } else { inputs.result.len() } as u64));
+        for d in DECODERS.iter().filter(|d| d.message == message) {
+            let bytes = inputs.of(d);
+            group.bench_function(BenchmarkId::new("decode", d.name), |b| b.iter(|| (d.run)(black_box(bytes))));
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = decode;
+    config = Criterion::default()
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500));
+    targets = bench_decode
+}
+
+/// Median time per call of each closure, batches of all of them interleaved so that drift (other
+/// load on the machine) affects them alike.
+fn medians(fs: &[&dyn Fn()]) -> Vec<f64> {
+    const BATCHES: usize = 15;
+    let calls: Vec<u32> = fs
+        .iter()
+        .map(|f| {
+            let start = Instant::now();
+            let mut n = 0u32;
+            while start.elapsed() < Duration::from_millis(40) || n < 2 {
+                f();
+                n += 1;
+            }
+            (0.02 / (start.elapsed().as_secs_f64() / f64::from(n))).ceil().max(1.0) as u32
+        })
+        .collect();
+    let mut times = vec![Vec::with_capacity(BATCHES); fs.len()];
+    for _ in 0..BATCHES {
+        for (i, f) in fs.iter().enumerate() {
+            let start = Instant::now();
+            for _ in 0..calls[i] {
+                f();
+            }
+            times[i].push(start.elapsed().as_secs_f64() / f64::from(calls[i]));
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+fn summary() {
+    let inputs = Inputs::new();
+    println!("| input | decoder | time | / Value |");
+    println!("|---|---|---:|---:|");
+    for message in [true, false] {
+        let ds: Vec<&Decoder> = DECODERS.iter().filter(|d| d.message == message).collect();
+        let fs: Vec<Box<dyn Fn() + '_>> =
+            ds.iter().map(|d| Box::new(|| (d.run)(inputs.of(d))) as Box<dyn Fn()>).collect();
+        let fs: Vec<&dyn Fn()> = fs.iter().map(|f| f.as_ref()).collect();
+        let times = medians(&fs);
+        let input = if message { "response" } else { "result" };
+        for (d, t) in ds.iter().zip(&times) {
+            println!("| {input} | {} | {:.3} ms | {:.2} |", d.name, t * 1e3, t / times[0]);
+        }
+    }
+}
+
+/// `DECODE_PROFILE=<decoder>/<iterations>` (decoder: its index in `DECODERS`) runs only that
+/// decoder, for `valgrind --tool=callgrind` instruction counts where wall-clock noise hides a
+/// difference; subtract a run with 0 iterations to leave out the setup.
+fn profile(spec: &str) {
+    let (index, iterations) = spec.split_once('/').expect("DECODE_PROFILE: <decoder>/<iterations>");
+    let d = &DECODERS[index.parse::<usize>().expect("decoder index")];
+    let inputs = Inputs::new();
+    for _ in 0..iterations.parse::<u32>().expect("iterations") {
+        (d.run)(inputs.of(d));
+    }
+    eprintln!("profiled {} ({})", d.name, if d.message { "response" } else { "result" });
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("DECODE_PROFILE") {
+        return profile(&spec);
+    }
+    decode();
+    if std::env::args().any(|a| a == "--bench") {
+        println!();
+        summary();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}
