@@ -3,7 +3,7 @@
 //! rules themselves (the `=?base64?…?=` encoding, the `x-mcp-header` annotation) are
 //! [`mcp_types::http_headers`].
 
-use mcp_types::http_headers::{HeaderParam, ParamType, decode_value, render_argument};
+use mcp_types::http_headers::{HeaderParam, ParamType, decode_value_borrowed as decode_value, render_argument};
 use serde_json::Value;
 
 /// The mirrored values of one request, as received (still encoded).

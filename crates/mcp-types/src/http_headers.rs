@@ -97,12 +97,19 @@ pub fn encode_value(value: &str) -> String {
 /// or tabs), or the `=?base64?{UTF-8 bytes}?=` form. Surrounding spaces and tabs (HTTP optional
 /// whitespace) are ignored.
 pub fn decode_value(raw: &str) -> Result<String, InvalidHeaderValue> {
+    decode_value_borrowed(raw).map(Cow::into_owned)
+}
+
+/// [`decode_value`] without a copy of a plain value: borrowed from `raw` unless it was
+/// base64-encoded. A server comparing every request's mirrored headers with its body needs no
+/// allocation for them.
+pub fn decode_value_borrowed(raw: &str) -> Result<Cow<'_, str>, InvalidHeaderValue> {
     let raw = raw.trim_matches([' ', '\t']);
     if let Some(encoded) = raw.strip_prefix(BASE64_PREFIX).and_then(|rest| rest.strip_suffix(BASE64_SUFFIX)) {
         let bytes = STANDARD.decode(encoded).map_err(|_| InvalidHeaderValue::NotBase64(raw.to_owned()))?;
-        return String::from_utf8(bytes).map_err(|_| InvalidHeaderValue::NotUtf8(raw.to_owned()));
+        return String::from_utf8(bytes).map(Cow::Owned).map_err(|_| InvalidHeaderValue::NotUtf8(raw.to_owned()));
     }
-    if raw.chars().all(is_plain_char) { Ok(raw.to_owned()) } else { Err(InvalidHeaderValue::NotHeaderSafe) }
+    if raw.chars().all(is_plain_char) { Ok(Cow::Borrowed(raw)) } else { Err(InvalidHeaderValue::NotHeaderSafe) }
 }
 
 /// Why a received header value cannot be decoded.
@@ -448,6 +455,14 @@ mod tests {
         assert_eq!(decode_value("=?base64?/w==?="), Err(InvalidHeaderValue::NotUtf8("=?base64?/w==?=".into())));
         assert_eq!(decode_value("caf\u{e9}"), Err(InvalidHeaderValue::NotHeaderSafe));
         assert_eq!(decode_value("a\nb"), Err(InvalidHeaderValue::NotHeaderSafe));
+    }
+
+    #[test]
+    fn a_plain_value_decodes_without_a_copy() {
+        assert!(matches!(decode_value_borrowed(" tools/call "), Ok(Cow::Borrowed("tools/call"))));
+        let encoded = encode_value("Hello, 世界");
+        assert!(matches!(decode_value_borrowed(&encoded), Ok(Cow::Owned(v)) if v == "Hello, 世界"));
+        assert_eq!(decode_value_borrowed("a\nb"), Err(InvalidHeaderValue::NotHeaderSafe));
     }
 
     // ---------------------------------------------------------------- the annotation (D.5)
