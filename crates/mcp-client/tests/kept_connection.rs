@@ -70,8 +70,10 @@ async fn every_call_goes_over_one_kept_connection() {
             .connect_http(&url)
             .await
             .unwrap();
+        client.call_tool("add", ()).await.expect("the first call succeeds");
         let before = responses.load(Ordering::SeqCst);
-        // A legacy session may hold a second connection for its standalone event stream.
+        // A legacy session holds a second connection for its standalone event stream (opened
+        // alongside the first requests).
         let connections = accepted.load(Ordering::SeqCst);
         assert!(connections <= if era == EraPreference::Modern { 1 } else { 2 }, "{era:?}: {connections}");
         for _ in 0..25 {
