@@ -8,7 +8,13 @@
 //! first one given outermost (as with `tower::ServiceBuilder`); then the OAuth layer when
 //! `ClientBuilder::oauth` (feature `auth`) is set (innermost, so that its `Authorization` and
 //! DPoP proof are made for the request as it finally goes out, and each retry of an outer layer
-//! gets a fresh proof); then the `reqwest::Client` ([`ClientBuilder::http_client`]).
+//! gets a fresh proof); then the sender: the `reqwest::Client` given to
+//! [`ClientBuilder::http_client`], or by default, for an `http://` endpoint, hyper-util's pooled
+//! client with the endpoint's URI prepared once (a kept connection; no URL parsed per request),
+//! which answers with a `reqwest::Response` as reqwest does, follows redirects as reqwest's
+//! default policy does, and hands reqwest what it does not do itself (a request with its own
+//! `timeout`, a streaming body, an `https://` URL); for an `https://` endpoint, or one behind a
+//! proxy named in the environment, `reqwest::Client::new()`.
 //!
 //! ```
 //! use std::task::{Context, Poll};

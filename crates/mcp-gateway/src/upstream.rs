@@ -475,22 +475,22 @@ impl Upstream {
                 for (name, value) in &self.config.headers {
                     builder = builder.http_header(name, value);
                 }
-                let http = match caller {
-                    // The caller's exchange alone: never the gateway's token.
+                match caller {
+                    // The caller's exchange alone: never the gateway's token. The callers'
+                    // connections share one pool of connections to the upstream.
                     Some((callers, exchange)) => {
-                        builder = builder.oauth(exchange);
-                        callers.upstream_http.clone()
+                        builder = builder.oauth(exchange).http_client(callers.upstream_http.clone());
                     }
+                    // mcp-client's own sender: for an `http://` upstream, a kept connection
+                    // with the URL prepared once.
                     None => {
                         if let Some(oauth) = &self.oauth {
                             builder = builder.oauth(oauth.clone());
                         }
-                        reqwest::Client::builder().pool_idle_timeout(self.config.idle_connection()).build().map_err(
-                            |e| mcp_client::Error::Protocol(format!("the HTTP client could not be built: {e}")),
-                        )?
+                        builder = builder.http_idle_timeout(self.config.idle_connection());
                     }
-                };
-                builder.http_client(http).connect_http(url).await
+                }
+                builder.connect_http(url).await
             }
             (None, None) => unreachable!("the configuration was checked"),
         }

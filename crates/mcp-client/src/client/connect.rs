@@ -31,11 +31,21 @@ impl ClientBuilder {
             headers.insert(name, value);
         }
         let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let http = match &self.http_client {
-            Some(client) => client.clone(),
-            None => default_http_client(&url),
+        let (http, service) = match &self.http_client {
+            Some(client) => (client.clone(), crate::layer::reqwest_service(client.clone())),
+            None => {
+                let http = default_http_client(&url, self.http_idle_timeout);
+                let service = match crate::transport::lean::LeanSender::for_endpoint(
+                    &url,
+                    http.clone(),
+                    self.http_idle_timeout,
+                ) {
+                    Some(lean) => crate::layer::boxed(lean),
+                    None => crate::layer::reqwest_service(http.clone()),
+                };
+                (http, service)
+            }
         };
-        let service = crate::layer::reqwest_service(http.clone());
         // OAuth innermost: its proof and token are made for the request as it finally goes out.
         #[cfg(feature = "auth")]
         let service = match &self.oauth {
@@ -50,17 +60,19 @@ impl ClientBuilder {
     }
 }
 
-/// `reqwest::Client::new()`, except that a plain `http://` endpoint gets a client that loads no
-/// root certificates: loading the platform's costs milliseconds and hundreds of file reads at
-/// start, for a connection that never does TLS (an `https://` redirect from it then fails).
+/// `reqwest::Client::new()` with the builder's pool idle timeout, except that a plain `http://`
+/// endpoint gets a client that loads no root certificates: loading the platform's costs
+/// milliseconds and hundreds of file reads at start, for a connection that never does TLS (an
+/// `https://` redirect from it then fails).
 #[cfg(feature = "http")]
-fn default_http_client(url: &reqwest::Url) -> reqwest::Client {
+fn default_http_client(url: &reqwest::Url, idle: std::time::Duration) -> reqwest::Client {
     #[cfg(feature = "rustls")]
     if url.scheme() == "http"
-        && let Ok(client) = reqwest::Client::builder().tls_certs_only(std::iter::empty()).build()
+        && let Ok(client) =
+            reqwest::Client::builder().pool_idle_timeout(idle).tls_certs_only(std::iter::empty()).build()
     {
         return client;
     }
     let _ = url;
-    reqwest::Client::new()
+    reqwest::Client::builder().pool_idle_timeout(idle).build().unwrap_or_else(|_| reqwest::Client::new())
 }

@@ -131,6 +131,8 @@ pub struct ClientBuilder {
     #[cfg(feature = "http")]
     pub(super) http_client: Option<reqwest::Client>,
     #[cfg(feature = "http")]
+    pub(super) http_idle_timeout: Duration,
+    #[cfg(feature = "http")]
     pub(super) http_layers: crate::layer::HttpLayers,
     #[cfg(feature = "auth")]
     pub(super) oauth: Option<crate::auth::OAuth>,
@@ -156,6 +158,8 @@ impl ClientBuilder {
             tasks: false,
             #[cfg(feature = "http")]
             http_client: None,
+            #[cfg(feature = "http")]
+            http_idle_timeout: Duration::from_secs(90),
             #[cfg(feature = "http")]
             http_layers: Default::default(),
             #[cfg(feature = "auth")]
@@ -274,12 +278,25 @@ impl ClientBuilder {
         self
     }
 
-    /// The HTTP client for the MCP server (default: `reqwest::Client::new()`, without root
-    /// certificates for an `http://` URL), for proxies,
-    /// extra root certificates, client certificates or connection settings.
+    /// The HTTP client for the MCP server, for proxies, extra root certificates, client
+    /// certificates or connection settings. Without it: for an `https://` URL,
+    /// `reqwest::Client::new()`; for an `http://` URL, hyper-util's pooled client with the
+    /// endpoint prepared once (a kept connection, no per-request URL parse), with the settings
+    /// of `reqwest::Client::new()` (its redirect policy and environment proxies included; when
+    /// such a proxy applies to the URL, `reqwest::Client::new()` itself).
     #[cfg(feature = "http")]
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
+        self
+    }
+
+    /// How long an idle connection to the MCP server is kept for reuse (default 90 s, as
+    /// reqwest's). Keep it below the server's own idle timeout, so that no request goes out on a
+    /// connection the server is closing. Not for a client given to
+    /// [`http_client`](Self::http_client), which has its own (`pool_idle_timeout`).
+    #[cfg(feature = "http")]
+    pub fn http_idle_timeout(mut self, idle: Duration) -> Self {
+        self.http_idle_timeout = idle;
         self
     }
 

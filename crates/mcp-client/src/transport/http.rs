@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use mcp_types::RequestId;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
-use super::request::{Outgoing, PendingGuard, delivered, send};
+use super::request::{Outgoing, PendingGuard, delivered, send, send_request};
 use crate::body::read_capped;
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;
@@ -26,7 +26,21 @@ use crate::sse::SseParser;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// Largest error body kept for an error message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
-const SESSION_HEADER: &str = "mcp-session-id";
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// The header name for `name`: a constant for those every call sends, parsed otherwise
+/// (`Mcp-Param-*`).
+fn header_name(name: &str) -> Result<HeaderName, reqwest::header::InvalidHeaderName> {
+    Ok(match name {
+        "MCP-Protocol-Version" => MCP_PROTOCOL_VERSION,
+        "Mcp-Method" => MCP_METHOD,
+        "Mcp-Name" => MCP_NAME,
+        _ => HeaderName::try_from(name)?,
+    })
+}
 
 pub(crate) struct HttpInner {
     pub client: reqwest::Client,
@@ -102,30 +116,40 @@ impl HttpTransport {
     fn legacy_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if self.is_legacy() {
             if let Some(version) = &*self.inner.legacy_version.lock().unwrap() {
-                req = req.header("MCP-Protocol-Version", version);
+                req = req.header(MCP_PROTOCOL_VERSION, version);
             }
             if let Some(session) = &*self.inner.session.lock().unwrap() {
-                req = req.header("Mcp-Session-Id", session);
+                req = req.header(MCP_SESSION_ID, session);
             }
         }
         req
     }
 
-    async fn post(&self, body: String, headers: &[(String, String)]) -> Result<reqwest::Response, Error> {
+    /// A POST of `body` with `extra` headers, built as a `reqwest::Request` directly: the
+    /// header names this client sends are constants, not parsed from strings on each call.
+    async fn post(&self, body: String, extra: &[(String, String)]) -> Result<reqwest::Response, Error> {
         crate::telemetry::wire("send", &body);
-        let mut req = self
-            .inner
-            .client
-            .post(self.inner.url.clone())
-            .headers(self.inner.headers.clone())
-            // Static values: a `&str` would be checked and copied on every request.
-            .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"))
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        req = self.legacy_headers(req);
-        for (name, value) in headers {
-            req = req.header(name, value);
+        let what = || format!("POST {}", self.inner.url);
+        let mut request = reqwest::Request::new(reqwest::Method::POST, self.inner.url.clone());
+        let headers = request.headers_mut();
+        headers.clone_from(&self.inner.headers);
+        // Static values: a `&str` would be checked and copied on every request.
+        headers.append(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let value = |value: &str| HeaderValue::from_str(value).map_err(|e| Error::transport_with(what(), e));
+        if self.is_legacy() {
+            if let Some(version) = &*self.inner.legacy_version.lock().unwrap() {
+                headers.append(MCP_PROTOCOL_VERSION, value(version)?);
+            }
+            if let Some(session) = &*self.inner.session.lock().unwrap() {
+                headers.append(MCP_SESSION_ID, value(session)?);
+            }
         }
-        send(&self.inner.service, req.body(body), || format!("POST {}", self.inner.url)).await
+        for (name, text) in extra {
+            headers.append(header_name(name).map_err(|e| Error::transport_with(what(), e))?, value(text)?);
+        }
+        *request.body_mut() = Some(body.into());
+        send_request(&self.inner.service, request, what).await
     }
 
     pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
@@ -172,7 +196,7 @@ impl HttpTransport {
     ) -> Result<Reply, Error> {
         let status = response.status();
         if out.method == "initialize"
-            && let Some(session) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+            && let Some(session) = response.headers().get(MCP_SESSION_ID).and_then(|v| v.to_str().ok())
         {
             *self.inner.session.lock().unwrap() = Some(session.to_owned());
         }
@@ -357,7 +381,7 @@ impl HttpTransport {
         self.inner.answering.lock().unwrap().abort_all();
         let Some(session) = self.session() else { return };
         let req = self.inner.client.delete(self.inner.url.clone()).headers(self.inner.headers.clone());
-        let req = self.legacy_headers(req).header("Mcp-Session-Id", session);
+        let req = self.legacy_headers(req).header(MCP_SESSION_ID, session);
         let _ = send(&self.inner.service, req, || "DELETE of the session".to_owned()).await;
     }
 }

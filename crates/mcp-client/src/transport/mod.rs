@@ -3,6 +3,8 @@
 #[cfg(feature = "http")]
 pub(crate) mod http;
 #[cfg(feature = "http")]
+pub(crate) mod lean;
+#[cfg(feature = "http")]
 pub(crate) mod legacy_sse;
 pub(crate) mod request;
 #[cfg(feature = "stdio")]

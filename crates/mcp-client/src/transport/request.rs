@@ -107,9 +107,19 @@ pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     what: impl Fn() -> String,
 ) -> Result<reqwest::Response, Error> {
+    let request = request.build().map_err(|e| Error::transport_with(what(), e))?;
+    send_request(service, request, what).await
+}
+
+/// Sends a built `request` through the client's HTTP service, as [`send`] does.
+#[cfg(feature = "http")]
+pub(crate) async fn send_request(
+    service: &crate::layer::HttpService,
+    request: reqwest::Request,
+    what: impl Fn() -> String,
+) -> Result<reqwest::Response, Error> {
     use tower::ServiceExt as _;
 
-    let request = request.build().map_err(|e| Error::transport_with(what(), e))?;
     service.clone().oneshot(request).await.map_err(|e| service_error(what(), e))
 }
 

@@ -1,0 +1,369 @@
+//! The default innermost HTTP sender for a plain `http://` endpoint: hyper-util's pooled client,
+//! with a kept connection per upstream, instead of `reqwest::Client::execute`.
+//!
+//! reqwest does work on every request that a client sending to one fixed URL needs once: it
+//! parses the `Url` into an `http::Uri` (`try_uri`), parses the response's URL back from that
+//! `Uri` (its redirect layer records it on every response, whatever the policy), and clones the
+//! request's headers twice. Here the endpoint's `Uri` is prepared once per connection and reused
+//! whenever a request's `Url` is that endpoint (a string comparison; another URL is parsed), the
+//! body's bytes go to hyper as they are, and the response is handed back as a
+//! `reqwest::Response`, so that the layers above (the user's, OAuth) see the same types.
+//!
+//! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
+//! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
+//! redirect policy: a 3xx with a `Location` is followed (up to 10 hops, 301/302/303 turning a POST
+//! into a GET, credentials dropped on another origin) by sending the next hop through the
+//! `reqwest::Client`. Requests this sender does not handle go to that client whole: one with its
+//! own timeout (`reqwest::Request::timeout`), a streaming body, another HTTP version than 1.1, or
+//! a URL that is not `http://`. A proxy set in the environment for the endpoint
+//! (`HTTP_PROXY`, `ALL_PROXY`, unless `NO_PROXY` excludes it) makes the connection use the
+//! `reqwest::Client` for everything, as before (see [`LeanSender::for_endpoint`]).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Uri;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION,
+    REFERER, TRANSFER_ENCODING, WWW_AUTHENTICATE,
+};
+use reqwest::{Method, StatusCode, Url, Version};
+
+use crate::layer::BoxError;
+
+/// Sends requests to one `http://` endpoint over kept connections; clones share the pool.
+#[derive(Clone)]
+pub(crate) struct LeanSender {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    hyper: HyperClient<HttpConnector, reqwest::Body>,
+    /// The endpoint, and its `Uri` parsed once.
+    url: Url,
+    uri: Uri,
+    /// Everything this sender does not do itself (see the module's documentation).
+    fallback: reqwest::Client,
+}
+
+impl LeanSender {
+    /// The sender for `url`, or `None` when reqwest must keep it: not an `http://` URL, one
+    /// that is not a valid `Uri`, or one a proxy from the environment would intercept (reqwest
+    /// reads the same variables, with the same matcher, at its client's construction).
+    pub(crate) fn for_endpoint(url: &Url, fallback: reqwest::Client, idle_timeout: Duration) -> Option<Self> {
+        if url.scheme() != "http" {
+            return None;
+        }
+        let uri: Uri = url.as_str().parse().ok()?;
+        if hyper_util::client::proxy::matcher::Matcher::from_system().intercept(&uri).is_some() {
+            return None;
+        }
+        // reqwest's defaults for its connector.
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_keepalive(Some(Duration::from_secs(15)));
+        connector.set_keepalive_interval(Some(Duration::from_secs(15)));
+        connector.set_keepalive_retries(Some(3));
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        connector.set_tcp_user_timeout(Some(Duration::from_secs(30)));
+        let hyper = HyperClient::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(idle_timeout)
+            .build(connector);
+        Some(LeanSender { inner: Arc::new(Inner { hyper, url: url.clone(), uri, fallback }) })
+    }
+}
+
+impl tower::Service<reqwest::Request> for LeanSender {
+    type Response = reqwest::Response;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: reqwest::Request) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.send(request).await })
+    }
+}
+
+impl Inner {
+    async fn send(&self, mut request: reqwest::Request) -> Result<reqwest::Response, BoxError> {
+        let body = match request.body_mut().take() {
+            None => Bytes::new(),
+            Some(body) if body.as_bytes().is_some() => into_bytes(body),
+            streaming => {
+                *request.body_mut() = streaming;
+                return Ok(self.fallback.execute(request).await?);
+            }
+        };
+        let uri = if *request.url() == self.url {
+            self.uri.clone()
+        } else {
+            match request.url().as_str().parse::<Uri>() {
+                Ok(uri) if request.url().scheme() == "http" => uri,
+                _ => return self.whole_to_fallback(request, body).await,
+            }
+        };
+        if request.timeout().is_some() || request.version() != Version::HTTP_11 {
+            return self.whole_to_fallback(request, body).await;
+        }
+        let method = request.method().clone();
+        let mut headers = std::mem::take(request.headers_mut());
+        if let http::header::Entry::Vacant(entry) = headers.entry(ACCEPT) {
+            entry.insert(HeaderValue::from_static("*/*"));
+        }
+        // What a redirect needs: cheap (the body's bytes are shared, not copied).
+        let kept = headers.clone();
+        let mut outgoing = http::Request::new(reqwest::Body::from(body.clone()));
+        *outgoing.method_mut() = method.clone();
+        *outgoing.uri_mut() = uri;
+        *outgoing.headers_mut() = headers;
+        let url = request.url().clone();
+        let response = match self.hyper.request(outgoing).await {
+            Ok(response) => response,
+            Err(error) => return Err(Box::new(SendError { url, source: error })),
+        };
+        let status = response.status();
+        if is_redirect(status)
+            && let Some(location) = response.headers().get(LOCATION)
+        {
+            let next = location.to_str().ok().and_then(|location| url.join(location).ok());
+            if let Some(next) = next {
+                return self.redirect(status, method, &url, next, kept, body).await;
+            }
+        }
+        Ok(response_of(response, url))
+    }
+
+    /// Sends a request this sender does not handle through the `reqwest::Client`, its body put
+    /// back.
+    async fn whole_to_fallback(
+        &self,
+        mut request: reqwest::Request,
+        body: Bytes,
+    ) -> Result<reqwest::Response, BoxError> {
+        // reqwest sends an absent body as an empty one.
+        *request.body_mut() = Some(reqwest::Body::from(body));
+        Ok(self.fallback.execute(request).await?)
+    }
+
+    /// Follows a redirect as reqwest's default policy does: this hop is made here, the rest by
+    /// the `reqwest::Client` (which follows further redirects itself).
+    async fn redirect(
+        &self,
+        status: StatusCode,
+        method: Method,
+        from: &Url,
+        to: Url,
+        mut headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<reqwest::Response, BoxError> {
+        let (method, body) = match status {
+            StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND if method == Method::POST => (Method::GET, None),
+            StatusCode::SEE_OTHER if method != Method::HEAD => (Method::GET, None),
+            _ => (method, Some(body)),
+        };
+        if body.is_none() {
+            for name in [CONTENT_TYPE, CONTENT_LENGTH, TRANSFER_ENCODING] {
+                headers.remove(name);
+            }
+        }
+        if to.scheme() != "http" && to.scheme() != "https" {
+            return Err(format!("the redirect from {from} goes to an unsupported URL scheme: {to}").into());
+        }
+        if (from.host_str(), from.port_or_known_default(), from.scheme())
+            != (to.host_str(), to.port_or_known_default(), to.scheme())
+        {
+            for name in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, WWW_AUTHENTICATE] {
+                headers.remove(name);
+            }
+            headers.remove("cookie2");
+        }
+        if !(from.scheme() == "https" && to.scheme() == "http")
+            && let Some(referer) = referer(from)
+        {
+            headers.insert(REFERER, referer);
+        }
+        let mut request = reqwest::Request::new(method, to);
+        *request.headers_mut() = headers;
+        *request.body_mut() = body.map(reqwest::Body::from);
+        // This hop is made; the client's policy allows its 10 more from here.
+        Ok(self.fallback.execute(request).await?)
+    }
+}
+
+/// The `Referer` reqwest sends on a redirect: the previous URL without credentials or fragment.
+fn referer(from: &Url) -> Option<HeaderValue> {
+    let mut url = from.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_fragment(None);
+    HeaderValue::from_str(url.as_str()).ok()
+}
+
+fn is_redirect(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::MOVED_PERMANENTLY
+            | StatusCode::FOUND
+            | StatusCode::SEE_OTHER
+            | StatusCode::TEMPORARY_REDIRECT
+            | StatusCode::PERMANENT_REDIRECT
+    )
+}
+
+/// A `reqwest::Response` of hyper's, its body streamed as it arrives, its URL the request's.
+fn response_of<B>(response: http::Response<B>, url: Url) -> reqwest::Response
+where
+    B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
+    B::Error: Into<BoxError>,
+{
+    let (mut parts, body) = response.into_parts();
+    // `ResponseBuilderExt::url` is how a `reqwest::Response` made from an `http::Response` gets
+    // its URL (without it, reqwest parses a placeholder URL for each one).
+    let marked = reqwest::ResponseBuilderExt::url(http::Response::builder(), url).body(()).expect("an empty response");
+    parts.extensions.extend(marked.into_parts().0.extensions);
+    reqwest::Response::from(http::Response::from_parts(parts, reqwest::Body::wrap(body)))
+}
+
+/// The bytes of a body that holds them (`as_bytes` is `Some`), shared rather than copied: such a
+/// body yields them whole as its first frame, at once.
+fn into_bytes(mut body: reqwest::Body) -> Bytes {
+    use http_body::Body as _;
+
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    match Pin::new(&mut body).poll_frame(&mut cx) {
+        Poll::Ready(Some(Ok(frame))) => frame.into_data().unwrap_or_default(),
+        _ => Bytes::new(),
+    }
+}
+
+/// A request that could not be sent, or whose response did not arrive: as reqwest words it,
+/// with hyper-util's error (and its sources: the refused connection, the closed one) as source.
+#[derive(Debug)]
+struct SendError {
+    url: Url,
+    source: hyper_util::client::legacy::Error,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error sending request for url ({})", self.url)
+    }
+}
+
+impl std::error::Error for SendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::serve::ListenerExt as _;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    /// Serves `router` on loopback; the URL of `/mcp` and the count of accepted connections.
+    async fn serve(router: axum::Router) -> (Url, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = Url::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        let listener = listener.tap_io(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        (url, accepted)
+    }
+
+    fn lean(url: &Url) -> LeanSender {
+        LeanSender::for_endpoint(url, reqwest::Client::new(), Duration::from_secs(90)).expect("a lean sender for http")
+    }
+
+    fn post(url: &Url, body: &str) -> reqwest::Request {
+        let mut request = reqwest::Request::new(Method::POST, url.clone());
+        *request.body_mut() = Some(body.to_owned().into());
+        request
+    }
+
+    /// The method, the body and the headers a request arrived with, as text.
+    async fn echo(method: Method, headers: http::HeaderMap, body: String) -> String {
+        let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        let auth = headers.get(AUTHORIZATION).is_some();
+        format!("{method} {body} accept={accept} auth={auth}")
+    }
+
+    #[tokio::test]
+    async fn requests_share_one_kept_connection() {
+        let router = axum::Router::new().route("/mcp", axum::routing::any(echo));
+        let (url, accepted) = serve(router).await;
+        let lean = lean(&url);
+        for i in 0..20 {
+            let response = lean.clone().oneshot(post(&url, &format!("call {i}"))).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            assert_eq!(response.url(), &url);
+            assert_eq!(response.text().await.unwrap(), format!("POST call {i} accept=*/* auth=false"));
+        }
+        // Another URL on the same server: parsed, and the same connection.
+        let other = url.join("/other?x=1").unwrap();
+        let response = lean.clone().oneshot(reqwest::Request::new(Method::GET, other.clone())).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(response.url(), &other);
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "every request on the one kept connection");
+    }
+
+    #[tokio::test]
+    async fn redirects_are_followed_as_reqwest_follows_them() {
+        let router = axum::Router::new()
+            .route("/mcp", axum::routing::any(echo))
+            .route("/kept", axum::routing::any(|| async { (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, "/mcp")]) }))
+            .route("/other", axum::routing::any(|| async { (StatusCode::SEE_OTHER, [(LOCATION, "mcp")]) }));
+        let (url, _) = serve(router).await;
+        let lean = lean(&url);
+        let mut request = post(&url.join("/kept").unwrap(), "body");
+        request.headers_mut().insert(AUTHORIZATION, HeaderValue::from_static("Bearer t"));
+        let response = lean.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.url(), &url);
+        assert_eq!(response.text().await.unwrap(), "POST body accept=*/* auth=true");
+        let response = lean.clone().oneshot(post(&url.join("/other").unwrap(), "body")).await.unwrap();
+        assert_eq!(response.text().await.unwrap(), "GET  accept=*/* auth=false");
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_says_so() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = Url::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
+        drop(listener);
+        let error = lean(&url).oneshot(post(&url, "x")).await.unwrap_err();
+        assert_eq!(error.to_string(), format!("error sending request for url ({url})"));
+        let mut chain = String::new();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            chain.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        assert!(chain.to_ascii_lowercase().contains("refused"), "{chain}");
+    }
+
+    #[test]
+    fn https_stays_with_reqwest() {
+        let url = Url::parse("https://example.com/mcp").unwrap();
+        assert!(LeanSender::for_endpoint(&url, reqwest::Client::new(), Duration::from_secs(1)).is_none());
+    }
+}
