@@ -13,8 +13,17 @@ pub struct ChartRow {
     pub bars: Vec<(&'static str, f64, f64)>,
 }
 
-const COLOURS: [(&str, &str); 4] =
-    [("ours", "#2b6cb0"), ("rmcp", "#c05621"), ("floor", "#718096"), ("runtime floor", "#b7c3d0")];
+const COLOURS: [(&str, &str); 8] = [
+    ("ours", "#2b6cb0"),
+    ("rmcp", "#c05621"),
+    ("floor", "#718096"),
+    ("runtime floor", "#b7c3d0"),
+    // The gateway cell: `ours` called directly, and through each front.
+    ("direct", "#2b6cb0"),
+    ("mcp-gateway", "#2f855a"),
+    ("mcp-proxy", "#c05621"),
+    ("proxy floor", "#718096"),
+];
 
 /// A horizontal bar chart of `value(bar)` for every row, one colour per server, each row scaled
 /// to its own largest figure (the figures are written beside the bars).

@@ -21,8 +21,12 @@
 //! driver [--seconds 5] [--warmup 1] [--clients 1,16,64] [--sessions 10000] [--session-clients 16]
 //!        [--cells http-modern,http-legacy,stdio-modern,stdio-legacy,sessions,http-modern-auth,http-legacy-auth]
 //!        [--rounds 1] [--floor false] [--http-client raw|blocking|reqwest] [--realistic-clients 50]
-//!        [--results DIR]
+//!        [--gateway-eras modern,legacy] [--peer-gateway mcp-proxy|none] [--results DIR]
 //! ```
+//!
+//! `gateway` (run only when named) calls `ours` directly and through mcp-gateway, the proxy
+//! floor and (unless `--peer-gateway none`) mcp-proxy 0.6.0, in each era of `--gateway-eras`;
+//! mcp-proxy is installed on first use by `cargo install --locked` into `<target>/peers`.
 //!
 //! `--results DIR` also writes the run into `DIR/RESULTS.md` (a new section first: machine, load,
 //! commit, every table printed) with two SVG charts drawn here (requests per second and p99 per
@@ -134,6 +138,11 @@ struct Args {
     realistic_tools: Vec<String>,
     /// Where `RESULTS.md` and `charts/` are written (`--results DIR`), if anywhere.
     results: Option<PathBuf>,
+    /// The eras the `gateway` cell runs in (`--gateway-eras`, default both).
+    gateway_eras: Vec<Era>,
+    /// Whether the `gateway` cell also runs mcp-proxy 0.6.0 (`--peer-gateway mcp-proxy`, the
+    /// default; `none` leaves it out).
+    peer_gateway: bool,
 }
 
 /// How the HTTP cells send their calls: `raw` (default) writes and reads HTTP/1.1 by hand on one
@@ -160,6 +169,8 @@ fn args() -> Args {
         realistic_clients: 50,
         realistic_tools: ["record", "fibonacci", "blob"].map(String::from).to_vec(),
         results: None,
+        gateway_eras: vec![Era::Modern, Era::Legacy],
+        peer_gateway: true,
     };
     let given: Vec<String> = std::env::args().skip(1).collect();
     let mut given = given.iter();
@@ -178,6 +189,22 @@ fn args() -> Args {
             "--results" => args.results = Some(PathBuf::from(value)),
             "--realistic-tools" => args.realistic_tools = list().map(String::from).collect(),
             "--realistic-clients" => args.realistic_clients = value.parse().expect("--realistic-clients: a number"),
+            "--gateway-eras" => {
+                args.gateway_eras = list()
+                    .map(|era| match era {
+                        "modern" => Era::Modern,
+                        "legacy" => Era::Legacy,
+                        _ => panic!("--gateway-eras: modern, legacy or both"),
+                    })
+                    .collect()
+            }
+            "--peer-gateway" => {
+                args.peer_gateway = match value.as_str() {
+                    "mcp-proxy" => true,
+                    "none" => false,
+                    _ => panic!("--peer-gateway: mcp-proxy or none"),
+                }
+            }
             "--http-client" => {
                 args.http_client = match value.as_str() {
                     "raw" => HttpClient::Raw,
@@ -1436,17 +1463,133 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
 
 // ------------------------------------------------------------------ the gateway cell
 
-/// Where the gateway's upstream (`ours`) runs, and what stands in front of it.
+/// What stands in front of `ours` in the gateway cell, and how `ours` is reached.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Upstream {
+    /// mcp-gateway (`src/bin/gateway.rs`) to `ours http`.
     Http,
+    /// mcp-gateway to `ours stdio`, its child.
     Stdio,
     /// `floor proxy`: no gateway, the least any HTTP gateway does (a hyper hop, no JSON read).
     ProxyFloor,
+    /// mcp-proxy 0.6.0 (`--peer-gateway mcp-proxy`) to `ours http`.
+    PeerHttp,
+    /// mcp-proxy 0.6.0 to `ours stdio`, its child.
+    PeerStdio,
 }
 
-/// `src/bin/gateway.rs` in front of `ours` (its own HTTP process, or its stdio child), the
-/// upstream's CPU and memory counted with the gateway's; the gateway's URL.
+impl Upstream {
+    /// The front and the upstream's transport, as the tables name them.
+    fn label(self) -> (&'static str, &'static str) {
+        match self {
+            Upstream::Http => ("mcp-gateway", "HTTP"),
+            Upstream::Stdio => ("mcp-gateway", "stdio"),
+            Upstream::ProxyFloor => ("proxy floor", "HTTP"),
+            Upstream::PeerHttp => ("mcp-proxy", "HTTP"),
+            Upstream::PeerStdio => ("mcp-proxy", "stdio"),
+        }
+    }
+}
+
+/// The peer gateway's crate, version and features: the release the issue names, with its
+/// default features (as `cargo install mcp-proxy` builds it) and the 2026-07-28 protocol, which
+/// its default build leaves out (the legacy era is served either way).
+const MCP_PROXY: (&str, &str, &str) = ("mcp-proxy", "0.6.0", "protocol-2026-07-28");
+
+/// The mcp-proxy binary, installed on first use into `<target>/peers` (next to this driver's
+/// target directory, so `cargo clean` removes it) by `cargo install --locked`; the process exits
+/// with the reason when that fails.
+fn mcp_proxy_binary() -> PathBuf {
+    let release = std::env::current_exe().expect("own path").parent().expect("a directory").to_owned();
+    let root = release.parent().expect("the target directory").join("peers");
+    let (name, version, features) = MCP_PROXY;
+    let binary = root.join("bin").join(name);
+    let stamp = root.join(format!("{name}-{version}-{features}"));
+    if binary.exists() && stamp.exists() {
+        return binary;
+    }
+    eprintln!("installing {name} {version} (features: default, {features}) into {}", root.display());
+    let build = root.join("build");
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args(["install", name, "--version", version, "--locked", "--features", features, "--root"])
+        .arg(&root)
+        .arg("--target-dir")
+        .arg(&build)
+        .status();
+    match status {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            eprintln!(
+                "`cargo install {name} --version {version}` failed ({status}); run the gateway cell with \
+                 `--peer-gateway none` to leave mcp-proxy out"
+            );
+            std::process::exit(1);
+        }
+        Err(error) => {
+            eprintln!("cannot run cargo to install {name}: {error}; use `--peer-gateway none`");
+            std::process::exit(1);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&build);
+    std::fs::write(&stamp, "").expect("write the install stamp");
+    binary
+}
+
+/// mcp-proxy in front of `ours` (its own HTTP process, or its stdio child), with the one
+/// backend named `""` and no separator so that the tool keeps its name `add` (as mcp-gateway's
+/// `prefix = ""` does), its log level `warn` (the gateway logs nothing) and no other option:
+/// no middleware, no auth, no cache. It listens on a port the driver chose, and is ready when
+/// the port takes a connection.
+async fn mcp_proxy_server(upstream: Upstream, binary: &std::path::Path) -> (Server, Option<Server>, String) {
+    let ours = Sdk::Ours.binary();
+    let (upstream_server, backend) = match upstream {
+        Upstream::PeerHttp => {
+            let (server, url, _) = Server::http(Sdk::Ours, None, false).await;
+            (Some(server), format!("transport = \"http\"\nurl = {url:?}\n"))
+        }
+        Upstream::PeerStdio => {
+            (None, format!("transport = \"stdio\"\ncommand = {:?}\nargs = [\"stdio\"]\n", ours.display().to_string()))
+        }
+        _ => unreachable!("mcp-proxy serves PeerHttp and PeerStdio"),
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let config = format!(
+        "[proxy]\nname = \"peer-bench\"\nseparator = \"\"\n\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\
+         [observability]\nlog_level = \"warn\"\n\n[[backends]]\nname = \"\"\n{backend}"
+    );
+    let path = std::env::temp_dir().join(format!("peer-bench-mcp-proxy-{}-{port}.toml", std::process::id()));
+    std::fs::write(&path, config).expect("write mcp-proxy's configuration");
+    let mut child = Command::new(binary)
+        .arg("--config")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|error| panic!("start {}: {error}", binary.display()));
+    let started = Instant::now();
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("mcp-proxy exited before it listened ({status}); its configuration: {}", path.display());
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "mcp-proxy did not listen on {port} within 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = std::fs::remove_file(&path);
+    let pid = child.id().expect("running");
+    let mut helpers: Vec<u32> = upstream_server.iter().map(|server| server.pid).collect();
+    // A stdio upstream is mcp-proxy's child, started before it listened.
+    helpers.extend(children(pid));
+    (Server { child, pid, helpers }, upstream_server, format!("http://127.0.0.1:{port}/"))
+}
+
+/// `src/bin/gateway.rs` in front of `ours` (its own HTTP process, or its stdio child), or the
+/// proxy floor in front of `ours http`, the upstream's CPU and memory counted with the front's;
+/// the front's URL.
 async fn gateway_server(upstream: Upstream) -> (Server, Option<Server>, String) {
     let ours = Sdk::Ours.binary();
     let (upstream_server, arguments) = match upstream {
@@ -1456,6 +1599,7 @@ async fn gateway_server(upstream: Upstream) -> (Server, Option<Server>, String) 
             (Some(server), vec![mode.to_owned(), url])
         }
         Upstream::Stdio => (None, vec!["stdio".to_owned(), ours.display().to_string(), "stdio".to_owned()]),
+        Upstream::PeerHttp | Upstream::PeerStdio => unreachable!("mcp_proxy_server starts mcp-proxy"),
     };
     let front = if upstream == Upstream::ProxyFloor { "floor" } else { "gateway" };
     let mut child = Command::new(ours.with_file_name(front))
@@ -1485,19 +1629,28 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// 2026-07-28 `add` calls at `url` from `clients` raw keep-alive connections.
-async fn raw_modern_cell(server: &Server, url: &str, clients: usize, args: &Args) -> Cell {
+/// `add` calls in `era` at `url` from `clients` raw keep-alive connections (legacy: each client
+/// opens its session there first, outside the measured seconds).
+async fn raw_cell(server: &Server, url: &str, era: Era, clients: usize, args: &Args) -> Cell {
+    let mut sessions = Vec::new();
+    if era == Era::Legacy {
+        let http = Http::new(url.to_owned(), None);
+        for _ in 0..clients {
+            sessions.push(http.open_session().await.unwrap_or_else(|e| panic!("a session at {url}: {e}")));
+        }
+    }
+    let sessions = Arc::new(sessions);
     let ids = Arc::new(AtomicI64::new(1));
     let connections: Arc<Vec<_>> =
         Arc::new((0..clients).map(|_| tokio::sync::Mutex::new(RawConnection::new(url))).collect());
     measure(server, args, async |duration| {
         load(clients, duration, &ids, {
-            let connections = Arc::clone(&connections);
+            let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
             move |client, id| {
-                let connections = Arc::clone(&connections);
+                let (connections, sessions) = (Arc::clone(&connections), Arc::clone(&sessions));
                 async move {
                     let mut connection = connections[client].lock().await;
-                    raw_call(&mut connection, Era::Modern, None, None, id).await
+                    raw_call(&mut connection, era, sessions.get(client).map(String::as_str), None, id).await
                 }
             }
         })
@@ -1506,72 +1659,111 @@ async fn raw_modern_cell(server: &Server, url: &str, clients: usize, args: &Args
     .await
 }
 
-/// The `gateway` cell: `ours` called directly, then through mcp-gateway to it as an HTTP
-/// upstream and as a stdio one, then through the proxy floor to it over HTTP, back to back in
-/// each round; the same 2026-07-28 `add` calls.
+/// The `gateway` cell, in each era of `--gateway-eras`: `ours` called directly, then through
+/// mcp-gateway to it as an HTTP upstream and as a stdio one, then through the proxy floor to it
+/// over HTTP, then (unless `--peer-gateway none`) through mcp-proxy 0.6.0 to it over HTTP and
+/// over stdio, back to back in each round; the same `add` calls.
 async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
-    let mut rows = Vec::new();
-    for &clients in &args.clients {
-        let mut runs: [Vec<Cell>; 4] = Default::default();
-        for _ in 0..args.rounds {
-            runs[0].push(http_cell(Sdk::Ours, Era::Modern, clients, args, false).await);
-            for (at, upstream) in [(1, Upstream::Http), (2, Upstream::Stdio), (3, Upstream::ProxyFloor)] {
-                let (gateway, upstream_server, url) = gateway_server(upstream).await;
-                let cell = raw_modern_cell(&gateway, &url, clients, args).await;
-                gateway.stop().await;
-                if let Some(server) = upstream_server {
-                    server.stop().await;
-                }
-                if let Some(error) = &cell.load.first_error {
-                    notes.push(format!(
-                        "gateway ({upstream:?} upstream) ×{clients}: {} errors, first: {error}",
-                        cell.load.errors
-                    ));
-                }
-                runs[at].push(cell);
-            }
-            eprintln!(
-                "gateway x{clients}: direct {:.0}, via HTTP upstream {:.0}, via stdio upstream {:.0}, via the proxy \
-                 floor {:.0} req/s",
-                runs[0].last().map_or(0.0, |c| c.load.rate()),
-                runs[1].last().map_or(0.0, |c| c.load.rate()),
-                runs[2].last().map_or(0.0, |c| c.load.rate()),
-                runs[3].last().map_or(0.0, |c| c.load.rate()),
-            );
-        }
-        let per_round = |at: usize| {
-            runs[0]
-                .iter()
-                .zip(&runs[at])
-                .map(|(d, g)| ratio(d.load.rate(), g.load.rate()))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        let rounds = [per_round(1), per_round(2), per_round(3)];
-        let [direct, http, stdio, proxy] = runs.map(|mut runs| {
-            runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
-            runs.swap_remove(runs.len() / 2)
-        });
-        rows.push((clients, direct, [http, stdio, proxy], rounds));
+    let peer = args.peer_gateway.then(mcp_proxy_binary);
+    let mut fronts = vec![Upstream::Http, Upstream::Stdio, Upstream::ProxyFloor];
+    if peer.is_some() {
+        fronts.extend([Upstream::PeerHttp, Upstream::PeerStdio]);
     }
+    let mut rows = Vec::new();
+    for &era in &args.gateway_eras {
+        for &clients in &args.clients {
+            // runs[0]: direct; runs[1 + i]: through fronts[i].
+            let mut runs: Vec<Vec<Cell>> = (0..=fronts.len()).map(|_| Vec::new()).collect();
+            for _ in 0..args.rounds {
+                runs[0].push(http_cell(Sdk::Ours, era, clients, args, false).await);
+                for (at, &upstream) in fronts.iter().enumerate() {
+                    let (front, upstream_server, url) = match (upstream, &peer) {
+                        (Upstream::PeerHttp | Upstream::PeerStdio, Some(binary)) => {
+                            mcp_proxy_server(upstream, binary).await
+                        }
+                        _ => gateway_server(upstream).await,
+                    };
+                    let cell = raw_cell(&front, &url, era, clients, args).await;
+                    if matches!(upstream, Upstream::PeerHttp | Upstream::PeerStdio) {
+                        // mcp-proxy does not read its stdin; it ends when killed (its stdio
+                        // child then reads the end of its pipe and ends too).
+                        let mut front = front;
+                        let _ = front.child.start_kill();
+                        front.stop().await;
+                    } else {
+                        front.stop().await;
+                    }
+                    if let Some(server) = upstream_server {
+                        server.stop().await;
+                    }
+                    if let Some(error) = &cell.load.first_error {
+                        let (name, transport) = upstream.label();
+                        notes.push(format!(
+                            "gateway {era:?} ({name}, {transport} upstream) ×{clients}: {} errors, first: {error}",
+                            cell.load.errors
+                        ));
+                    }
+                    runs[1 + at].push(cell);
+                }
+                let rates: Vec<String> = fronts
+                    .iter()
+                    .zip(&runs[1..])
+                    .map(|(upstream, runs)| {
+                        let (name, transport) = upstream.label();
+                        format!("{name} {transport} {:.0}", runs.last().map_or(0.0, |c| c.load.rate()))
+                    })
+                    .collect();
+                eprintln!(
+                    "gateway {era:?} x{clients}: direct {:.0}, {} req/s",
+                    runs[0].last().map_or(0.0, |c| c.load.rate()),
+                    rates.join(", ")
+                );
+            }
+            // Each front's rate over another's (or the direct one's), round by round.
+            let each_round = |over: usize, under: usize| -> Vec<f64> {
+                runs[over].iter().zip(&runs[under]).map(|(o, u)| o.load.rate() / u.load.rate()).collect()
+            };
+            let costs: Vec<Vec<f64>> = (1..runs.len()).map(|at| each_round(0, at)).collect();
+            // mcp-gateway over mcp-proxy, the same upstream transport: runs 1/4 (HTTP), 2/5 (stdio).
+            let peers: Vec<Vec<f64>> = if peer.is_some() { vec![each_round(1, 4), each_round(2, 5)] } else { vec![] };
+            let cells: Vec<Cell> = runs
+                .into_iter()
+                .map(|mut runs| {
+                    runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
+                    runs.swap_remove(runs.len() / 2)
+                })
+                .collect();
+            rows.push((era, clients, cells, costs, peers));
+        }
+    }
+    let rounds = |values: &[f64]| values.iter().map(|v| format!("{v:.2}×")).collect::<Vec<_>>().join(" ");
     out!(
-        "\nGateway cell: the same 2026-07-28 `add` calls to `ours`, directly and through mcp-gateway (its \
-         upstream `ours` over HTTP, or over stdio as its child), and through the proxy floor (`floor proxy`: \
-         hyper's server and client on tokio passing each request and answer through unread, the least any \
-         HTTP gateway does); gateway CPU counts the upstream's. Cost is direct req/s ÷ gateway req/s (1.0: \
-         free); over the proxy floor is proxy floor req/s ÷ gateway req/s.\n"
+        "\nGateway cell: the same `add` calls to `ours` (2026-07-28 with no handshake, or 2025-11-25 in a \
+         session each client opens at the front), directly and through mcp-gateway (its upstream `ours` over \
+         HTTP, or over stdio as its child), through the proxy floor (`floor proxy`: hyper's server and client \
+         on tokio passing each request and answer through unread, the least any HTTP gateway does){}; a \
+         front's CPU and peak RSS count its upstream's. Cost is direct req/s ÷ front req/s (1.0: free); over \
+         the proxy floor is proxy floor req/s ÷ front req/s.\n",
+        if peer.is_some() {
+            ", and through mcp-proxy 0.6.0 (crates.io, default features + `protocol-2026-07-28`, one backend, \
+             no middleware) to `ours` over HTTP and over stdio"
+        } else {
+            ""
+        }
     );
     out!(
-        "| upstream | clients | direct req/s | gateway req/s | cost | direct p50 µs | gateway p50 µs | p50 gateway/direct \
-         | direct p99 µs | gateway p99 µs | direct CPU µs/req | gateway+upstream CPU µs/req | gateway+upstream peak RSS \
-         | errors | cost each round | over the proxy floor |"
+        "| era | front | upstream | clients | direct req/s | front req/s | cost | direct p50 µs | front p50 µs \
+         | p50 front/direct | direct p99 µs | front p99 µs | direct CPU µs/req | front+upstream CPU µs/req \
+         | front+upstream peak RSS | errors | cost each round | over the proxy floor |"
     );
-    out!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
-    for (clients, direct, via, rounds) in &rows {
-        let proxy = &via[2];
-        for ((name, cell), rounds) in ["HTTP", "stdio", "HTTP, proxy floor"].iter().zip(via).zip(rounds) {
+    out!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    for (era, clients, cells, costs, _) in &rows {
+        let (direct, proxy) = (&cells[0], &cells[3]);
+        for ((upstream, cell), costs) in fronts.iter().zip(&cells[1..]).zip(costs) {
+            let (name, transport) = upstream.label();
             out!(
-                "| {name} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {rounds} | {} |",
+                "| {} | {name} | {transport} | {clients} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {:.1} | {} | {} | {} | {} |",
+                era_label(*era),
                 direct.load.rate(),
                 cell.load.rate(),
                 ratio(direct.load.rate(), cell.load.rate()),
@@ -1584,9 +1776,69 @@ async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
                 cell.cpu_us_per_request,
                 mib(cell.peak_rss),
                 cell.load.errors,
+                rounds(costs),
                 ratio(proxy.load.rate(), cell.load.rate()),
             );
         }
+    }
+    if peer.is_some() {
+        out!(
+            "\nmcp-gateway against mcp-proxy 0.6.0, the same upstream `ours` over the same transport, each front's \
+             median round (req/s: mcp-gateway ÷ mcp-proxy, higher is better for mcp-gateway; p50, p99, CPU and \
+             RSS: mcp-gateway ÷ mcp-proxy, lower is better):\n"
+        );
+        out!(
+            "| era | upstream | clients | mcp-gateway req/s | mcp-proxy req/s | req/s ratio | ratio each round \
+             | median of rounds | p50 µs gateway/proxy | p99 µs gateway/proxy | CPU µs/req gateway/proxy \
+             | peak RSS gateway/proxy |"
+        );
+        out!("|---|---|---:|---:|---:|---:|---|---:|---|---|---|---|");
+        for (era, clients, cells, _, peers) in &rows {
+            for ((transport, (ours, theirs)), each) in
+                ["HTTP", "stdio"].iter().zip([(&cells[1], &cells[4]), (&cells[2], &cells[5])]).zip(peers)
+            {
+                out!(
+                    "| {} | {transport} | {clients} | {:.0} | {:.0} | {} | {} | {:.2}× | {:.0}/{:.0} | {:.0}/{:.0} | {:.1}/{:.1} | {}/{} |",
+                    era_label(*era),
+                    ours.load.rate(),
+                    theirs.load.rate(),
+                    ratio(ours.load.rate(), theirs.load.rate()),
+                    rounds(each),
+                    median(each.clone()),
+                    ours.load.percentile(0.50),
+                    theirs.load.percentile(0.50),
+                    ours.load.percentile(0.99),
+                    theirs.load.percentile(0.99),
+                    ours.cpu_us_per_request,
+                    theirs.cpu_us_per_request,
+                    mib(ours.peak_rss),
+                    mib(theirs.peak_rss),
+                );
+            }
+        }
+    }
+    // Charts: one group per era, client count and upstream transport.
+    let mut charts = CHART_ROWS.lock().expect("not poisoned");
+    for (era, clients, cells, _, _) in &rows {
+        for transport in ["HTTP", "stdio"] {
+            let mut bars = vec![("direct", cells[0].load.rate(), cells[0].load.percentile(0.99))];
+            for (upstream, cell) in fronts.iter().zip(&cells[1..]) {
+                let (name, upstream_transport) = upstream.label();
+                if upstream_transport == transport {
+                    bars.push((name, cell.load.rate(), cell.load.percentile(0.99)));
+                }
+            }
+            let label = format!("gateway {} ×{clients}, {transport}", era_label(*era));
+            charts.push(report::ChartRow { label, bars });
+        }
+    }
+}
+
+/// `modern` (2026-07-28) or `legacy` (2025-11-25), as `--gateway-eras` and the tables name them.
+fn era_label(era: Era) -> &'static str {
+    match era {
+        Era::Modern => "modern",
+        Era::Legacy => "legacy",
     }
 }
 
