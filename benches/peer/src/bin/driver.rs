@@ -949,10 +949,7 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
     }
     let per_round: Vec<String> =
         runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.0.load.rate(), r.0.load.rate())).collect();
-    let [(o, o_by_tool), (r, r_by_tool)] = runs.map(|mut runs| {
-        runs.sort_by(|a, b| a.0.load.rate().total_cmp(&b.0.load.rate()));
-        runs.swap_remove(runs.len() / 2)
-    });
+    let [(o, o_by_tool), (r, r_by_tool)] = runs.map(|runs| median_round(runs, |(cell, _)| cell.load.rate()));
     let label = format!("realistic ×{}", args.realistic_clients);
     let bars = [("ours", &o), ("rmcp", &r)].map(|(name, c)| (name, c.load.rate(), c.load.percentile(0.99)));
     CHART_ROWS.lock().expect("not poisoned").push(report::ChartRow { label, bars: bars.to_vec() });
@@ -1461,6 +1458,12 @@ async fn auth_cells(args: &Args, notes: &mut Vec<String>) {
     }
 }
 
+/// The round that stands for a front or an SDK: its median by requests per second.
+fn median_round<T>(mut rounds: Vec<T>, rate: impl Fn(&T) -> f64) -> T {
+    rounds.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+    rounds.swap_remove(rounds.len() / 2)
+}
+
 // ------------------------------------------------------------------ the gateway cell
 
 /// What stands in front of `ours` in the gateway cell, and how `ours` is reached.
@@ -1726,13 +1729,7 @@ async fn gateway_cells(args: &Args, notes: &mut Vec<String>) {
             let costs: Vec<Vec<f64>> = (1..runs.len()).map(|at| each_round(0, at)).collect();
             // mcp-gateway over mcp-proxy, the same upstream transport: runs 1/4 (HTTP), 2/5 (stdio).
             let peers: Vec<Vec<f64>> = if peer.is_some() { vec![each_round(1, 4), each_round(2, 5)] } else { vec![] };
-            let cells: Vec<Cell> = runs
-                .into_iter()
-                .map(|mut runs| {
-                    runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
-                    runs.swap_remove(runs.len() / 2)
-                })
-                .collect();
+            let cells: Vec<Cell> = runs.into_iter().map(|runs| median_round(runs, |cell| cell.load.rate())).collect();
             rows.push((era, clients, cells, costs, peers));
         }
     }
@@ -1889,13 +1886,7 @@ async fn main() {
             let per_round: Vec<String> =
                 runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.load.rate(), r.load.rate())).collect();
             // Each SDK's median round by req/s stands for it.
-            let cells: Vec<Cell> = runs
-                .into_iter()
-                .map(|mut runs| {
-                    runs.sort_by(|a, b| a.load.rate().total_cmp(&b.load.rate()));
-                    runs.swap_remove(runs.len() / 2)
-                })
-                .collect();
+            let cells: Vec<Cell> = runs.into_iter().map(|runs| median_round(runs, |cell| cell.load.rate())).collect();
             let label = format!("{name} ×{clients}");
             let bars = sdks.iter().zip(&cells).map(|(sdk, c)| (sdk.label(), c.load.rate(), c.load.percentile(0.99)));
             CHART_ROWS.lock().expect("not poisoned").push(report::ChartRow { label, bars: bars.collect() });
