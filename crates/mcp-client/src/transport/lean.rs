@@ -11,9 +11,9 @@
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
 //! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
-//! redirect policy: a 3xx with a `Location` is followed (up to 10 hops, 301/302/303 turning a POST
-//! into a GET, credentials dropped on another origin) by sending the next hop through the
-//! `reqwest::Client`. Requests this sender does not handle go to that client whole: one with its
+//! redirect policy: a 3xx with a `Location` sends the request again through the
+//! `reqwest::Client`, which follows it as it would have (a redirect costs one more round trip; an
+//! MCP endpoint seldom redirects). Requests this sender does not handle go to that client whole: one with its
 //! own timeout (`reqwest::Request::timeout`), a streaming body, another HTTP version than 1.1, or
 //! a URL that is not `http://`. A proxy set in the environment for the endpoint
 //! (`HTTP_PROXY`, `ALL_PROXY`, unless `NO_PROXY` excludes it) makes the connection use the
@@ -31,11 +31,8 @@ use http::Uri;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use reqwest::header::{
-    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, COOKIE, HeaderMap, HeaderValue, LOCATION, PROXY_AUTHORIZATION,
-    REFERER, TRANSFER_ENCODING, WWW_AUTHENTICATE,
-};
-use reqwest::{Method, StatusCode, Url, Version};
+use reqwest::header::{ACCEPT, HeaderValue, LOCATION};
+use reqwest::{StatusCode, Url, Version};
 
 use crate::layer::BoxError;
 
@@ -136,13 +133,11 @@ impl Inner {
             Err(error) => return Err(Box::new(SendError { url, source: error })),
         };
         let status = response.status();
-        if is_redirect(status)
-            && let Some(location) = response.headers().get(LOCATION)
-        {
-            let next = location.to_str().ok().and_then(|location| url.join(location).ok());
-            if let Some(next) = next {
-                return self.redirect(status, method, &url, next, kept, body).await;
-            }
+        if is_redirect(status) && response.headers().contains_key(LOCATION) {
+            // Sent again whole: reqwest's policy follows the redirect from here.
+            let mut again = reqwest::Request::new(method, url);
+            *again.headers_mut() = kept;
+            return self.whole_to_fallback(again, body).await;
         }
         Ok(response_of(response, url))
     }
@@ -158,59 +153,6 @@ impl Inner {
         *request.body_mut() = Some(reqwest::Body::from(body));
         Ok(self.fallback.execute(request).await?)
     }
-
-    /// Follows a redirect as reqwest's default policy does: this hop is made here, the rest by
-    /// the `reqwest::Client` (which follows further redirects itself).
-    async fn redirect(
-        &self,
-        status: StatusCode,
-        method: Method,
-        from: &Url,
-        to: Url,
-        mut headers: HeaderMap,
-        body: Bytes,
-    ) -> Result<reqwest::Response, BoxError> {
-        let (method, body) = match status {
-            StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND if method == Method::POST => (Method::GET, None),
-            StatusCode::SEE_OTHER if method != Method::HEAD => (Method::GET, None),
-            _ => (method, Some(body)),
-        };
-        if body.is_none() {
-            for name in [CONTENT_TYPE, CONTENT_LENGTH, TRANSFER_ENCODING] {
-                headers.remove(name);
-            }
-        }
-        if to.scheme() != "http" && to.scheme() != "https" {
-            return Err(format!("the redirect from {from} goes to an unsupported URL scheme: {to}").into());
-        }
-        if (from.host_str(), from.port_or_known_default(), from.scheme())
-            != (to.host_str(), to.port_or_known_default(), to.scheme())
-        {
-            for name in [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, WWW_AUTHENTICATE] {
-                headers.remove(name);
-            }
-            headers.remove("cookie2");
-        }
-        if !(from.scheme() == "https" && to.scheme() == "http")
-            && let Some(referer) = referer(from)
-        {
-            headers.insert(REFERER, referer);
-        }
-        let mut request = reqwest::Request::new(method, to);
-        *request.headers_mut() = headers;
-        *request.body_mut() = body.map(reqwest::Body::from);
-        // This hop is made; the client's policy allows its 10 more from here.
-        Ok(self.fallback.execute(request).await?)
-    }
-}
-
-/// The `Referer` reqwest sends on a redirect: the previous URL without credentials or fragment.
-fn referer(from: &Url) -> Option<HeaderValue> {
-    let mut url = from.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.set_fragment(None);
-    HeaderValue::from_str(url.as_str()).ok()
 }
 
 fn is_redirect(status: StatusCode) -> bool {
@@ -275,6 +217,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use axum::serve::ListenerExt as _;
+    use reqwest::Method;
+    use reqwest::header::AUTHORIZATION;
     use tower::ServiceExt as _;
 
     use super::*;
