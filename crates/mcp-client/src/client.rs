@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::core::{Core, request_message, token_key};
+use crate::core::{Answer, Core, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::InputHook;
 use crate::telemetry;
@@ -241,8 +241,8 @@ impl Client {
     // The request pipeline
     // ---------------------------------------------------------------------------------------
 
-    /// Sends one request and returns its raw result, after validating `resultType`.
-    async fn send(&self, call: &Call, id: RequestId) -> Result<Box<RawValue>, Error> {
+    /// Sends one request and returns its result, after validating `resultType`.
+    async fn send(&self, call: &Call, id: RequestId) -> Result<Answer, Error> {
         let (era, version) = match &call.era_override {
             Some((era, version)) => (*era, version.clone()),
             None => {
@@ -328,12 +328,15 @@ impl Client {
                 || call.options.hooks.input.as_ref().is_some_and(|input| {
                     input.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(mcp_types::ext::TASKS))
                 });
-            check_result_type(call.method, &result, tasks)?;
+            // A result decoded on arrival is complete (nothing else is decoded then).
+            if let Answer::Raw(raw) = &result {
+                check_result_type(call.method, raw, tasks)?;
+            }
             Ok(result)
         };
         let result = exchange.instrument(operation.span().clone()).await;
         self.inner.session_clock.observe(&result);
-        operation.finish(&result);
+        operation.finish(result.as_ref().map(|answer| answer.is_tool_error(call.method)));
         result
     }
 
@@ -358,9 +361,14 @@ impl Client {
         None
     }
 
+    /// [`answer`](Self::answer) as JSON text.
+    pub(crate) async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+        self.answer(call).await.map(Answer::into_raw)
+    }
+
     /// [`send`](Self::send), retrying once with a version the server offers when a modern
     /// server answers `-32022`.
-    pub(crate) async fn request(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+    async fn answer(&self, call: &Call) -> Result<Answer, Error> {
         let mut first = self.send(call, self.inner.core.next_id()).await;
         let revive = match &first {
             Err(Error::Closed) => true,
@@ -439,15 +447,16 @@ impl Client {
     /// A request that may answer `input_required`: fulfils the input requests with the
     /// handlers and retries (new id, the original params plus `inputResponses` and the
     /// `requestState` echoed unchanged) until the result is complete.
-    async fn request_with_input(&self, call: &Call) -> Result<Box<RawValue>, Error> {
+    async fn request_with_input(&self, call: &Call) -> Result<Answer, Error> {
         // The call as the next round sends it: the caller's params with the answers so far, made
         // (a copy of the caller's call) only once a round asks for input.
         let mut round: Option<Call> = None;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let result = self.request(round.as_ref().unwrap_or(call)).await?;
-            if !result_type_is(&result, "input_required") {
-                return Ok(result);
-            }
+            let answer = self.answer(round.as_ref().unwrap_or(call)).await?;
+            let result = match answer {
+                Answer::Raw(raw) if result_type_is(&raw, "input_required") => raw,
+                complete => return Ok(complete),
+            };
             #[derive(Deserialize)]
             struct InputRequired {
                 #[serde(rename = "inputRequests")]

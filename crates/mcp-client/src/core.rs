@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_types::{ErrorObject, RequestId};
+use mcp_types::{CallToolResult, ErrorObject, OnePassResponse, RequestId, ResultType};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -17,7 +17,74 @@ use crate::telemetry;
 use tracing::Instrument as _;
 
 /// The outcome of one JSON-RPC request: its `result` or its `error`.
-pub(crate) type Reply = Result<Box<RawValue>, ErrorObject>;
+pub(crate) type Reply = Result<Answer, ErrorObject>;
+
+/// A request's `result` as it is delivered.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The result's exact JSON text, for the caller to read.
+    Raw(Box<RawValue>),
+    /// A complete `tools/call` result, decoded from the response as it arrived, in one pass
+    /// ([`OnePassResponse`]).
+    ToolResult(Box<CallToolResult>),
+}
+
+impl Answer {
+    /// The result as JSON text (a decoded result encoded again: nothing asks for that today).
+    pub fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Answer::Raw(raw) => raw,
+            Answer::ToolResult(result) => {
+                serde_json::value::to_raw_value(&result).expect("a CallToolResult always encodes")
+            }
+        }
+    }
+
+    /// Whether this is the result of a `tools/call` (the request's `method`) that says
+    /// `isError: true`.
+    pub fn is_tool_error(&self, method: &str) -> bool {
+        #[derive(Deserialize)]
+        struct ToolResult {
+            #[serde(rename = "isError", default)]
+            is_error: Option<bool>,
+        }
+        match self {
+            Answer::ToolResult(result) => result.is_error == Some(true),
+            Answer::Raw(_) if method != "tools/call" => false,
+            Answer::Raw(raw) if !crate::json_text::may_hold(raw.get(), r#""isError""#) => false,
+            Answer::Raw(raw) => serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true)),
+        }
+    }
+
+    /// The raw text, unless the result was decoded as it arrived.
+    pub fn as_raw(&self) -> Option<&RawValue> {
+        match self {
+            Answer::Raw(raw) => Some(raw),
+            Answer::ToolResult(_) => None,
+        }
+    }
+}
+
+/// How a request wants its result delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wants {
+    Raw,
+    /// A complete `CallToolResult` decoded on arrival when the response allows it
+    /// ([`Answer::ToolResult`]); anything else raw.
+    ToolResult,
+}
+
+impl Wants {
+    pub fn for_method(method: &str) -> Self {
+        if method == "tools/call" { Wants::ToolResult } else { Wants::Raw }
+    }
+}
+
+/// A request waiting for its response.
+struct Waiter {
+    tx: oneshot::Sender<Delivery>,
+    wants: Wants,
+}
 
 /// What a waiting request receives: its reply, or why the response was unusable.
 pub(crate) type Delivery = Result<Reply, String>;
@@ -68,7 +135,7 @@ pub(crate) struct ServerRequest {
 
 pub(crate) struct Core {
     next_id: AtomicI64,
-    pending: Mutex<HashMap<RequestId, oneshot::Sender<Delivery>>>,
+    pending: Mutex<HashMap<RequestId, Waiter>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     subscriptions: Mutex<HashMap<RequestId, mpsc::UnboundedSender<String>>>,
     /// The calls in flight with hooks of their own (`CallOptions::on_input`, `on_log`).
@@ -137,10 +204,10 @@ impl Core {
         self.pending.lock().unwrap().len() + self.calls.lock().unwrap().len() + self.progress.lock().unwrap().len()
     }
 
-    /// Registers interest in the response to `id`.
-    pub fn expect(&self, id: RequestId) -> oneshot::Receiver<Delivery> {
+    /// Registers interest in the response to `id`, its result delivered as `wants` says.
+    pub fn expect(&self, id: RequestId, wants: Wants) -> oneshot::Receiver<Delivery> {
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap().insert(id, tx);
+        self.pending.lock().unwrap().insert(id, Waiter { tx, wants });
         rx
     }
 
@@ -198,6 +265,15 @@ impl Core {
     /// transport must answer. Malformed messages are logged and dropped, never fatal.
     pub fn dispatch(&self, text: &str, related: Option<&RequestId>) -> Option<ServerRequest> {
         telemetry::wire("receive", text);
+        if let Some(response) = OnePassResponse::read(text) {
+            let wants = self.pending.lock().unwrap().get(response.id()).map(|waiter| waiter.wants);
+            if let Some(result) = wants.and_then(|wants| decoded_on_arrival(&response, wants)) {
+                if let Some(waiter) = self.pending.lock().unwrap().remove(response.id()) {
+                    let _ = waiter.tx.send(Ok(Ok(result)));
+                }
+                return None;
+            }
+        }
         let envelope = match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => envelope,
             Err(e) => {
@@ -222,8 +298,8 @@ impl Core {
                 let id = id.as_ref().and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
                 match id {
                     Some(id) => match self.pending.lock().unwrap().remove(&id) {
-                        Some(tx) => {
-                            let _ = tx.send(reply);
+                        Some(waiter) => {
+                            let _ = waiter.tx.send(reply);
                         }
                         None => tracing::debug!(%id, "ignoring a response to a request no one waits for"),
                     },
@@ -330,17 +406,38 @@ fn non_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::
 impl Envelope<'_> {
     fn reply(&self) -> Option<Reply> {
         match (self.result, &self.error) {
-            (Some(result), None) if result.get().trim_start().starts_with('{') => Some(Ok(result.to_owned())),
+            (Some(result), None) if result.get().trim_start().starts_with('{') => {
+                Some(Ok(Answer::Raw(result.to_owned())))
+            }
             (None, Some(error)) => Some(Err(serde_json::from_value(error.clone()).ok()?)),
             _ => None,
         }
     }
 }
 
+/// The result of `response`, decoded as it arrived, if the request `wants` that and it is a
+/// complete result (anything else is read the general way, and checked there).
+fn decoded_on_arrival(response: &OnePassResponse<'_>, wants: Wants) -> Option<Answer> {
+    match wants {
+        Wants::Raw => None,
+        Wants::ToolResult => {
+            let result = response.decode::<CallToolResult>()?;
+            (result.result_type == ResultType::Complete).then(|| Answer::ToolResult(Box::new(result)))
+        }
+    }
+}
+
 /// If `text` is the response to `id` (or an id-less error, which on HTTP answers the only
-/// request of the exchange), its reply; a malformed one is reported as such.
+/// request of the exchange), its reply, its result delivered as `wants` says; a malformed one
+/// is reported as such.
 #[cfg(any(feature = "http", feature = "fuzzing"))]
-pub(crate) fn as_reply_to(text: &str, id: &RequestId) -> Option<Delivery> {
+pub(crate) fn as_reply_to(text: &str, id: &RequestId, wants: Wants) -> Option<Delivery> {
+    if let Some(response) = OnePassResponse::read(text)
+        && response.id() == id
+        && let Some(result) = decoded_on_arrival(&response, wants)
+    {
+        return Some(Ok(Ok(result)));
+    }
     let envelope = serde_json::from_str::<Envelope<'_>>(text).ok()?;
     if envelope.method.is_some() {
         return None;
@@ -396,7 +493,7 @@ mod tests {
     fn routes_responses_progress_subscriptions_and_requests() {
         let core = Core::new(Handlers::new(), Limits::default());
         let id = core.next_id();
-        let mut rx = core.expect(id.clone());
+        let mut rx = core.expect(id.clone(), Wants::Raw);
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         core.watch_progress("\"t\"".into(), Arc::new(move |p| sink.lock().unwrap().push(p.progress)));
@@ -426,9 +523,89 @@ mod tests {
         assert!(core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":7}).to_string(), None).is_none());
         assert!(rx.try_recv().unwrap().is_err(), "a non-object result is a protocol violation");
         let id = core.next_id();
-        let mut rx = core.expect(id.clone());
+        let mut rx = core.expect(id.clone(), Wants::Raw);
         core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string(), None);
-        assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().get(), r#"{"ok":true}"#);
+        assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().into_raw().get(), r#"{"ok":true}"#);
+    }
+}
+
+#[cfg(test)]
+mod one_pass {
+    use super::*;
+
+    /// What a request wanting `wants` receives when the server sends `text` (`ID` its id).
+    fn delivered(text: &str, wants: Wants) -> Answer {
+        let core = Core::new(Handlers::new(), Limits::default());
+        let mut rx = core.expect(RequestId::Integer(7), wants);
+        assert!(core.dispatch(text, None).is_none());
+        rx.try_recv().expect("delivered").expect("a response").expect("a result")
+    }
+
+    const CONTENT: &str = r#"[{"type":"text","text":"a \"quoted\" line\n"}]"#;
+
+    #[test]
+    fn a_complete_tool_result_is_decoded_as_it_arrives() {
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":{CONTENT},"resultType":"complete"}}}}"#),
+            // Older servers write no resultType; whitespace anywhere.
+            format!("{{ \"id\" : 7 ,\n \"jsonrpc\":\"2.0\", \"result\": {{\"content\":{CONTENT}}} }}\n"),
+        ] {
+            let Answer::ToolResult(result) = delivered(&text, Wants::ToolResult) else {
+                panic!("not one pass: {text}")
+            };
+            let general = delivered(&text, Wants::Raw).into_raw();
+            assert_eq!(*result, serde_json::from_str::<CallToolResult>(general.get()).unwrap());
+            assert_eq!(result.content.len(), 1);
+        }
+    }
+
+    #[test]
+    fn anything_but_a_complete_result_written_as_usual_is_delivered_raw() {
+        for text in [
+            // Not complete: the caller follows the task or answers the input requests.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","task":{"taskId":"t"}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+            // Unknown or malformed: the caller's checks name it.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"weird","content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":7,"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":"no list"}}"#,
+            // Another member order, or a member after the result.
+            r#"{"result":{"content":[]},"jsonrpc":"2.0","id":7}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"extra":1}"#,
+        ] {
+            let answer = delivered(text, Wants::ToolResult);
+            let Answer::Raw(raw) = answer else { panic!("decoded on arrival: {text}") };
+            assert_eq!(raw.get(), delivered(text, Wants::Raw).into_raw().get(), "{text}");
+        }
+        // Only a tools/call wants its result decoded.
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+        assert!(matches!(delivered(text, Wants::Raw), Answer::Raw(_)));
+    }
+
+    #[test]
+    fn a_one_pass_result_for_no_one_is_dropped_and_an_error_is_an_error() {
+        let core = Core::new(Handlers::new(), Limits::default());
+        let mut rx = core.expect(RequestId::Integer(7), Wants::ToolResult);
+        core.dispatch(r#"{"jsonrpc":"2.0","id":8,"result":{"content":[]}}"#, None);
+        assert!(rx.try_recv().is_err(), "nothing for request 7 yet");
+        core.dispatch(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no such tool"}}"#, None);
+        let error = rx.try_recv().unwrap().unwrap().unwrap_err();
+        assert_eq!(error.code, -32602);
+        assert_eq!(core.records_in_flight(), 0);
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn an_http_response_body_is_read_the_same_way() {
+        let id = RequestId::Integer(7);
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#;
+        let Some(Ok(Ok(Answer::ToolResult(result)))) = as_reply_to(text, &id, Wants::ToolResult) else { panic!() };
+        assert_eq!(result.is_error, Some(true));
+        assert!(Answer::ToolResult(result).is_tool_error("tools/call"));
+        // The body of another request's exchange answers nothing.
+        assert!(as_reply_to(text, &RequestId::Integer(8), Wants::ToolResult).is_none());
+        let Some(Ok(Ok(Answer::Raw(raw)))) = as_reply_to(text, &id, Wants::Raw) else { panic!() };
+        assert!(Answer::Raw(raw).is_tool_error("tools/call"));
     }
 }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use mcp_types::{ErrorObject, RequestId};
 use tokio::sync::oneshot;
 
+use crate::core::{Answer, Wants};
+
 pub use crate::sse::{SseEvent, SseParser};
 
 /// What a response carries for a request: its result's JSON text, or its error.
@@ -14,7 +16,19 @@ pub type Outcome = Result<String, ErrorObject>;
 /// `Some` if `text` answers `id` (on HTTP, an id-less error answers the only request of the
 /// exchange); `Err` when it answers it in a malformed way.
 pub fn reply_to(text: &str, id: &RequestId) -> Option<Result<Outcome, String>> {
-    crate::core::as_reply_to(text, id).map(|delivery| delivery.map(|reply| reply.map(|raw| raw.get().to_owned())))
+    outcome(crate::core::as_reply_to(text, id, Wants::Raw))
+}
+
+/// As [`reply_to`] for a `tools/call`: a complete result may be decoded as it arrives (one pass).
+/// Its text is then the decoded `CallToolResult` encoded again; `true` says it was.
+pub fn reply_to_tool_call(text: &str, id: &RequestId) -> Option<(Result<Outcome, String>, bool)> {
+    let delivery = crate::core::as_reply_to(text, id, Wants::ToolResult)?;
+    let one_pass = matches!(delivery, Ok(Ok(Answer::ToolResult(_))));
+    Some((outcome(Some(delivery))?, one_pass))
+}
+
+fn outcome(delivery: Option<crate::core::Delivery>) -> Option<Result<Outcome, String>> {
+    delivery.map(|delivery| delivery.map(|reply| reply.map(|answer| answer.into_raw().get().to_owned())))
 }
 
 /// The client's correlation of responses, notifications and server requests.
@@ -31,7 +45,12 @@ impl Default for Router {
 
 impl Router {
     pub fn expect(&self, id: RequestId) -> Waiting {
-        Waiting(self.0.expect(id))
+        Waiting(self.0.expect(id, Wants::Raw))
+    }
+
+    /// As [`Router::expect`], for a `tools/call`'s response.
+    pub fn expect_tool_call(&self, id: RequestId) -> Waiting {
+        Waiting(self.0.expect(id, Wants::ToolResult))
     }
 
     /// Routes one message; the method of a server request it turned out to be.
@@ -44,6 +63,6 @@ impl Waiting {
     /// What was delivered so far (`None`: nothing yet, or the router is gone).
     pub fn delivered(&mut self) -> Option<Result<Outcome, String>> {
         let delivery = self.0.try_recv().ok()?;
-        Some(delivery.map(|reply| reply.map(|raw| raw.get().to_owned())))
+        outcome(Some(delivery))
     }
 }

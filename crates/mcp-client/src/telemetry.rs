@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use mcp_types::{JsonObject, RequestId};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -88,10 +87,11 @@ enum Outcome {
 }
 
 impl Outcome {
-    fn of(method: &str, result: &Result<Box<RawValue>, Error>) -> Self {
+    /// `Ok(tool_failed)`: whether the result is a `CallToolResult` with `isError: true`.
+    fn of(result: Result<bool, &Error>) -> Self {
         match result {
-            Ok(raw) if method == "tools/call" && is_tool_error(raw) => Outcome::ToolError,
-            Ok(_) => Outcome::Ok,
+            Ok(true) => Outcome::ToolError,
+            Ok(false) => Outcome::Ok,
             Err(Error::Rpc { error, .. }) => Outcome::Rpc(error.code.to_string()),
             Err(error) => Outcome::Failed(error_type(error)),
         }
@@ -112,20 +112,6 @@ impl Outcome {
     }
 }
 
-fn is_tool_error(result: &RawValue) -> bool {
-    #[derive(serde::Deserialize)]
-    struct ToolResult {
-        #[serde(rename = "isError", default)]
-        is_error: Option<bool>,
-    }
-    if !crate::json_text::may_hold(result.get(), r#""isError""#) {
-        return false;
-    }
-    serde_json::from_str::<ToolResult>(result.get()).is_ok_and(|r| r.is_error == Some(true))
-}
-
-/// `error.type` for a failure that is not a JSON-RPC error: a short word for the kind, or the
-/// HTTP status (as the HTTP conventions have it).
 /// Every JSON-RPC message as it crosses the wire, at `TRACE` level on the target
 /// `mcp_client::wire` (`direction` = `send` or `receive`, the text as the message): for tools
 /// that show the exchange (`mcp --raw`). Costs one level check when no subscriber wants it.
@@ -133,6 +119,8 @@ pub(crate) fn wire(direction: &'static str, text: &str) {
     tracing::trace!(target: "mcp_client::wire", direction, "{}", text.trim_end());
 }
 
+/// `error.type` for a failure that is not a JSON-RPC error: a short word for the kind, or the
+/// HTTP status (as the HTTP conventions have it).
 pub(crate) fn error_type(error: &Error) -> String {
     let kind = match error {
         Error::Rpc { error, .. } => return error.code.to_string(),
@@ -158,7 +146,6 @@ pub(crate) fn error_type(error: &Error) -> String {
 /// unfinished (the caller gave up on the request), it is recorded with `error.type` `cancelled`.
 pub(crate) struct Operation {
     span: Span,
-    method: &'static str,
     finished: bool,
     #[cfg(feature = "otel")]
     timer: otel::Timer,
@@ -172,7 +159,6 @@ impl Operation {
         Operation {
             #[cfg(feature = "otel")]
             timer: otel::Timer::start(peer, labels, &target),
-            method: labels.method,
             finished: false,
             span,
         }
@@ -190,12 +176,13 @@ impl Operation {
         let _ = meta;
     }
 
-    pub(crate) fn finish(mut self, result: &Result<Box<RawValue>, Error>) {
+    /// Ends the operation: `Ok(tool_failed)` (see [`Outcome::of`]), or its error.
+    pub(crate) fn finish(mut self, result: Result<bool, &Error>) {
         self.finished = true;
         if self.span.is_disabled() && !cfg!(feature = "otel") {
             return;
         }
-        self.end(&Outcome::of(self.method, result));
+        self.end(&Outcome::of(result));
     }
 
     fn end(&mut self, outcome: &Outcome) {

@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use mcp_types::{
-    CallToolRequest, CallToolResult, CallToolResultResponse, ClientMessage, ListToolsResultResponse, Request,
-    ServerMessage,
+    CallToolRequest, CallToolResult, CallToolResultResponse, ClientMessage, ListToolsResultResponse, OnePassResponse,
+    Request, RequestId, ServerMessage,
 };
 use serde_json::Value;
 
@@ -50,6 +50,9 @@ enum Kind {
     /// A whole `tools/call` response read without its method (`ServerMessage`, the result kept as
     /// text), then its result decoded as `<CallToolRequest as Request>::Result`.
     ServerThenOutcome,
+    /// A whole `tools/call` response as mcp-client reads it: [`OnePassResponse`], its result
+    /// decoded as `<CallToolRequest as Request>::Result` straight from the message text.
+    OnePassOutcome,
 }
 
 /// A decoded typed value.
@@ -64,6 +67,8 @@ enum Typed {
     CallToolOutcome(<CallToolRequest as Request>::Result),
     /// The message (re-encoded as received) and its decoded result, kept to be measured.
     ServerThenOutcome(ServerMessage, #[allow(dead_code)] <CallToolRequest as Request>::Result),
+    /// The id and the result: re-encoded as the response they came in.
+    OnePassOutcome(RequestId, <CallToolRequest as Request>::Result),
 }
 
 impl Kind {
@@ -76,6 +81,7 @@ impl Kind {
             Kind::CallToolResult => "CallToolResult",
             Kind::CallToolOutcome => "<CallToolRequest as Request>::Result",
             Kind::ServerThenOutcome => "ServerMessage, then <CallToolRequest as Request>::Result",
+            Kind::OnePassOutcome => "OnePassResponse, its result as <CallToolRequest as Request>::Result",
         }
     }
 
@@ -94,6 +100,12 @@ impl Kind {
                 let result = response.result.decode()?;
                 Typed::ServerThenOutcome(message, result)
             }
+            Kind::OnePassOutcome => {
+                let text = std::str::from_utf8(bytes).map_err(serde::de::Error::custom)?;
+                let response = OnePassResponse::read(text).expect("written as peers write it");
+                let result = response.decode().expect("a tools/call result");
+                Typed::OnePassOutcome(response.id().clone(), result)
+            }
         })
     }
 }
@@ -109,6 +121,15 @@ impl Typed {
             Typed::CallToolResult(v) => serde_json::to_vec(v),
             Typed::CallToolOutcome(v) => serde_json::to_vec(v),
             Typed::ServerThenOutcome(v, _) => serde_json::to_vec(v),
+            Typed::OnePassOutcome(id, result) => {
+                #[derive(serde::Serialize)]
+                struct Response<'a, T> {
+                    jsonrpc: &'static str,
+                    id: &'a RequestId,
+                    result: &'a T,
+                }
+                serde_json::to_vec(&Response { jsonrpc: "2.0", id, result })
+            }
         }
     }
 }
@@ -199,7 +220,7 @@ fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
         let (list, list_generic) = tools_list();
-        let (call, call_result, call_outcome, call_generic) = tools_call_text();
+        let (call, call_result, call_outcome, call_generic, call_one_pass) = tools_call_text();
         vec![
             official_examples(),
             list,
@@ -210,6 +231,7 @@ fn cases() -> &'static [Case] {
             call_result,
             call_outcome,
             call_generic,
+            call_one_pass,
         ]
     })
 }
@@ -433,10 +455,11 @@ fn tools_list() -> (Case, Case) {
     )
 }
 
-/// Cases 2, 6, 7 and 8: one `tools/call` response carrying 1 MiB of text; its result on its own;
-/// that result decoded by the method's result type, as a client does once it knows the method;
-/// and the response read without its method, then its result decoded by it.
-fn tools_call_text() -> (Case, Case, Case, Case) {
+/// Cases 2, 6, 7, 8 and 9: one `tools/call` response carrying 1 MiB of text; its result on its
+/// own; that result decoded by the method's result type, as a client does once it knows the
+/// method; the response read without its method, then its result decoded by it; and the response
+/// read as mcp-client reads it, its result decoded by the method in the same pass.
+fn tools_call_text() -> (Case, Case, Case, Case, Case) {
     let mut rng = Lcg(0x5EED_0003);
     let mut text = String::with_capacity((1 << 20) + 64);
     let mut column = 0;
@@ -469,6 +492,9 @@ fn tools_call_text() -> (Case, Case, Case, Case) {
     let generic_note = "the whole message as a `ServerMessage` (its result kept as text: `RawResult`), \
                         then `RawResult::decode` as `<CallToolRequest as Request>::Result`"
         .to_owned();
+    let one_pass_note = "the whole message as mcp-client reads a `tools/call` response: `OnePassResponse`, \
+                         its result decoded as `<CallToolRequest as Request>::Result` where it starts"
+        .to_owned();
     (
         Case::new("tools/call 1 MiB text", note, vec![(Kind::CallTool, message.clone().into_bytes())]),
         Case::new("CallToolResult 1 MiB text", result_note, vec![(Kind::CallToolResult, result.clone().into_bytes())]),
@@ -476,8 +502,9 @@ fn tools_call_text() -> (Case, Case, Case, Case) {
         Case::new(
             "tools/call 1 MiB text, ServerMessage then result",
             generic_note,
-            vec![(Kind::ServerThenOutcome, message.into_bytes())],
+            vec![(Kind::ServerThenOutcome, message.clone().into_bytes())],
         ),
+        Case::new("tools/call 1 MiB text, one pass", one_pass_note, vec![(Kind::OnePassOutcome, message.into_bytes())]),
     )
 }
 

@@ -89,6 +89,7 @@ pub mod http_headers;
 mod literal;
 mod method;
 mod number;
+mod one_pass;
 #[doc(hidden)]
 pub mod private;
 mod raw_result;
@@ -100,6 +101,7 @@ pub use common::{ErrorObject, ProgressToken, RequestId, ResultType, TtlMs};
 pub use free_form::{JsonObject, free_form_from_str};
 pub use method::{Notification, Request};
 pub use number::Integer;
+pub use one_pass::OnePassResponse;
 pub use raw_result::RawResult;
 // The revision modules; nothing when no revision feature is on.
 #[allow(unused_imports)]

@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 use super::cache::{cache_key, ttl_of};
 use super::era::Era;
 use super::options::CallOptions;
-use super::results::{decode, result_type_is};
+use super::results::{decode, result_type_is, tool_result};
 use super::{Call, Client, tool_arguments};
+use crate::core::Answer;
 use crate::error::Error;
 use crate::transport::TransportKind;
 
@@ -144,26 +145,28 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
-        let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        if result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+        let answer = self.start_tool_call(name, arguments, options.clone()).await?;
+        if let Some(raw) = answer.as_raw()
+            && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
+        {
             let told = options.hooks.task.clone();
-            let handle = crate::client::tasks::TaskHandle::created(self, &result, options)?;
+            let handle = crate::client::tasks::TaskHandle::created(self, raw, options)?;
             if let Some(told) = told {
                 told(handle.id());
             }
             return handle.wait_or_cancel().await;
         }
-        decode("tools/call", &result)
+        tool_result(answer)
     }
 
-    /// Sends `tools/call` (with the MRTR rounds answered) and returns its raw result: complete,
-    /// or (with the tasks extension) a task.
+    /// Sends `tools/call` (with the MRTR rounds answered) and returns its result: complete
+    /// (decoded on arrival when the response allows it), or (with the tasks extension) a task.
     pub(crate) async fn start_tool_call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<Answer, Error> {
         let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
         call.name = Some(name.to_owned());
         // One deadline for the whole call, the listing below included.
@@ -315,7 +318,7 @@ impl Client {
         let first = self.request(&call).await?;
         let result = if result_type_is(&first, "input_required") {
             // Results of retries are never cached.
-            self.request_with_input(&call).await?
+            self.request_with_input(&call).await?.into_raw()
         } else {
             if let Some(ttl) = ttl_of(&first) {
                 self.cache_put(key, &first, ttl);
@@ -366,7 +369,7 @@ impl Client {
         if !arguments.is_empty() {
             call.params.insert("arguments".into(), Value::Object(arguments));
         }
-        let result = self.request_with_input(&call).await?;
+        let result = self.request_with_input(&call).await?.into_raw();
         decode("prompts/get", &result)
     }
 

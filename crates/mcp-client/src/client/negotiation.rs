@@ -11,6 +11,7 @@ use super::cache::ttl_of;
 use super::era::{Era, EraPreference};
 use super::results::{decode, server_info_of, supported_versions};
 use super::{Call, Client};
+use crate::core::Answer;
 use crate::error::Error;
 use crate::transport::{Transport, TransportKind};
 
@@ -169,7 +170,7 @@ impl Client {
             call.timeout = Some(timeout);
             call.cancel_on_drop = false;
             call.era_override = Some((Era::Modern, version.clone()));
-            let outcome = self.send(&call, self.inner.core.next_id()).await;
+            let outcome = self.send(&call, self.inner.core.next_id()).await.map(Answer::into_raw);
             let error = match outcome {
                 Ok(result) => {
                     let discovered: DiscoverResult = decode("server/discover", &result)?;
@@ -274,7 +275,7 @@ impl Client {
         let mut call = Call::new(self, "initialize", params);
         call.cancel_on_drop = false;
         call.era_override = Some((Era::Legacy, version.to_owned()));
-        let result = self.send(&call, self.inner.core.next_id()).await?;
+        let result = self.send(&call, self.inner.core.next_id()).await?.into_raw();
         let result: Value = serde_json::from_str(result.get()).map_err(|e| Error::protocol(e.to_string()))?;
         let Some(server_version) = result.get("protocolVersion").and_then(Value::as_str) else {
             return Err(Error::protocol("the initialize result has no protocolVersion"));

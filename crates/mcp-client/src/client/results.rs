@@ -1,12 +1,13 @@
 //! Reading what a server answered: the result's `resultType`, its typed decoding, the server's
 //! `serverInfo`, and the versions a `-32022` error offers.
 
-use mcp_types::{ErrorObject, Implementation};
+use mcp_types::{CallToolResult, ErrorObject, Implementation};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::core::Answer;
 use crate::error::Error;
 
 /// The versions an unsupported-version error (`-32022`) lists in `data.supported`.
@@ -78,6 +79,14 @@ fn says_only_complete(text: &str) -> bool {
 /// and an absent `cacheScope` (older servers), as the caching rules tell clients to.
 pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
     serde_json::from_str(raw.get()).map_err(|e| Error::protocol(format!("malformed {method} result: {e}")))
+}
+
+/// A `tools/call` result: decoded on arrival, or now.
+pub(crate) fn tool_result(answer: Answer) -> Result<CallToolResult, Error> {
+    match answer {
+        Answer::ToolResult(result) => Ok(*result),
+        Answer::Raw(raw) => decode("tools/call", &raw),
+    }
 }
 
 /// `_meta.io.modelcontextprotocol/serverInfo`, or (leniently) a top-level `serverInfo`.

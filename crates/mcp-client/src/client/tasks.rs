@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::client::options::CallOptions;
-use crate::client::results::{decode, result_type_is};
+use crate::client::results::{decode, result_type_is, tool_result};
 use crate::client::{Call, Client, tool_arguments};
 use crate::error::Error;
 
@@ -257,11 +257,13 @@ impl Client {
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
         let arguments = tool_arguments(name, arguments)?;
-        let result = self.start_tool_call(name, arguments, options.clone()).await?;
-        if result_type_is(&result, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
-            return TaskHandle::created(self, &result, options).map(ToolCall::Task);
+        let answer = self.start_tool_call(name, arguments, options.clone()).await?;
+        if let Some(raw) = answer.as_raw()
+            && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
+        {
+            return TaskHandle::created(self, raw, options).map(ToolCall::Task);
         }
-        decode("tools/call", &result).map(ToolCall::Complete)
+        tool_result(answer).map(ToolCall::Complete)
     }
 
     /// The task `task_id` (from [`TaskHandle::id`]), to follow or cancel it from this client:

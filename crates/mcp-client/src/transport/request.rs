@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mcp_types::RequestId;
 use serde_json::Value;
 
-use crate::core::{Core, Delivery, Reply};
+use crate::core::{Core, Delivery, Reply, Wants};
 use crate::error::Error;
 
 /// One outgoing request.
@@ -24,6 +24,13 @@ pub(crate) struct Outgoing {
     pub cancel_on_drop: bool,
     /// What the span of that cancellation names.
     pub cancel_notice: CancelNotice,
+}
+
+impl Outgoing {
+    /// How the result is to be delivered: decoded on arrival for `tools/call`.
+    pub fn wants(&self) -> Wants {
+        Wants::for_method(&self.method)
+    }
 }
 
 /// What the span of a request's `notifications/cancelled` names: the request's peer, version
