@@ -39,6 +39,7 @@ fn route<'a>(messages: impl Iterator<Item = &'a str>) {
     let later = |id: RequestId| match id {
         RequestId::Integer(n) => RequestId::Integer(n + 100),
         RequestId::String(s) => RequestId::String(format!("{s}00")),
+        other => other,
     };
     let mut tool_calls: Vec<_> =
         ids().into_iter().map(later).map(|id| (router.expect_tool_call(id.clone()), id, false)).collect();

@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use mcp_types::{CallToolRequest, CallToolResultResponse, Request, ServerMessage};
+use mcp_types::{CallToolRequest, CallToolResultResponse, OnePassResponse, Request, ServerMessage};
 use serde_json::Value;
 
 type Ours = <CallToolRequest as Request>::Result;
@@ -103,6 +103,16 @@ const DECODERS: &[Decoder] = &[
         run: |b| {
             let ServerMessage::Response(response) = serde_json::from_slice(b).unwrap() else { panic!() };
             drop(black_box(response.result.decode::<Ours>().unwrap()));
+        },
+    },
+    Decoder {
+        // As mcp-client reads a `tools/call` response: the result decoded by the method where it
+        // starts in the message, in the same pass (`OnePassResponse`).
+        name: "ours OnePassResponse",
+        message: true,
+        run: |b| {
+            let text = std::str::from_utf8(b).unwrap();
+            drop(black_box(OnePassResponse::read(text).unwrap().decode::<Ours>().unwrap()));
         },
     },
     Decoder {
