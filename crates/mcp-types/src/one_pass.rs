@@ -3,7 +3,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::RequestId;
+use crate::common::RequestId;
 
 /// A JSON-RPC response whose `result` is its last member, after `jsonrpc` and `id` (what the
 /// official SDKs, and this workspace's servers, write): its result can then be decoded as the
@@ -154,9 +154,13 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "v2026_07_28")]
     #[test]
     fn a_result_that_does_not_decode_as_the_type_is_none() {
+        use crate::generated::v2026_07_28::CallToolResult;
         let response = OnePassResponse::read(r#"{"id":1,"result":{"content":7}}"#).unwrap();
-        assert!(response.decode::<crate::CallToolResult>().is_none());
+        assert!(response.decode::<CallToolResult>().is_none());
+        let response = OnePassResponse::read(r#"{"id":1,"result":{"content":[]}}"#).unwrap();
+        assert!(response.decode::<CallToolResult>().is_some());
     }
 }
