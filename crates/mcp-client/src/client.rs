@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::core::{Answer, Core, request_message, token_key};
+use crate::core::{Answer, Core, Wants, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::InputHook;
 use crate::telemetry;
@@ -104,6 +104,9 @@ pub(crate) struct Call {
     cancel_on_drop: bool,
     /// Used by negotiation to send with an era/version not yet settled.
     era_override: Option<(Era, String)>,
+    /// How the result is delivered: a `tools/call`'s decoded as it arrives, unless its caller
+    /// wants the text.
+    wants: Wants,
 }
 
 impl Call {
@@ -118,6 +121,7 @@ impl Call {
             deadline: None,
             cancel_on_drop: true,
             era_override: None,
+            wants: Wants::for_method(method),
         }
     }
 
@@ -308,6 +312,7 @@ impl Client {
             headers,
             cancel_on_drop: call.cancel_on_drop,
             cancel_notice,
+            wants: call.wants,
         };
         let exchange = async {
             let exchange = transport.request(core, out);

@@ -105,6 +105,21 @@ async fn auto_negotiates_modern_and_pinned_legacy_gets_the_same_answers() {
     }
 }
 
+/// A raw call answers the server's question the same way (an input round, or an elicitation
+/// request on a legacy session) and gives the final result's text.
+#[tokio::test]
+async fn a_raw_tool_call_gets_the_final_results_text_in_each_era() {
+    let (url, _server) = start().await;
+    for (preference, era) in [(EraPreference::Auto, Era::Modern), (EraPreference::Legacy, Era::Legacy)] {
+        let client = client(preference).connect_http(&url).await.unwrap();
+        let raw = client.call_tool_raw("greet", (), mcp_client::CallOptions::default()).await.unwrap();
+        let result: mcp_client::types::CallToolResult = raw.decode().unwrap();
+        assert_eq!(text(&result), "Hello, World!", "{era:?}");
+        assert_eq!(raw.get().contains(r#""resultType":"complete""#), era == Era::Modern, "{}", raw.get());
+        client.close().await;
+    }
+}
+
 #[tokio::test]
 async fn modern_subscription_sees_list_changes() {
     let (url, server) = start().await;

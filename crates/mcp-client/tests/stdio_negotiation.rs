@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use mcp_client::types::{JsonObject, Root, ServerNotification, SubscriptionFilter};
-use mcp_client::{Client, ElicitationModes, ElicitationResponse, Era, Error, Handlers, StderrMode, StdioCommand};
+use mcp_client::types::{CallToolResult, JsonObject, Root, ServerNotification, SubscriptionFilter};
+use mcp_client::{
+    CallOptions, Client, ElicitationModes, ElicitationResponse, Era, Error, Handlers, StderrMode, StdioCommand,
+};
 use serde_json::{Value, json};
 
 fn log_path(name: &str) -> PathBuf {
@@ -137,6 +139,34 @@ async fn discover_result_means_modern_with_meta_on_every_request() {
         assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{request}");
         assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{request}");
         assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "stdio-test", "{request}");
+    }
+}
+
+/// `call_tool_raw` gives the result as the server wrote it, an integer beyond 64 bits included,
+/// which `call_tool`'s decode (as it arrives, in one pass: `id` before `result`) refuses by name
+/// rather than round; in each era.
+#[tokio::test]
+async fn a_raw_tool_call_keeps_the_servers_text_and_a_typed_one_decodes_it() {
+    const EXACT: &str = concat!(
+        r#"{"structuredContent": {"n": 1.0E2, "big": 123456789012345678901234567890, "z": 0, "a": -0.0}, "#,
+        r#""content": [{"type": "text", "text": "exact"}], "x-vendor": {"b": [1, 2], "a": null}"#
+    );
+    for (mode, era, tail) in
+        [("modern", Era::Modern, r#", "resultType": "complete"}"#), ("legacy-error", Era::Legacy, "}")]
+    {
+        let log = log_path(mode);
+        let client = builder().connect_stdio(command(mode, &log)).await.unwrap();
+        assert_eq!(client.era(), era);
+        let raw = client.call_tool_raw("exact", (), CallOptions::default()).await.unwrap();
+        assert_eq!(raw.get(), format!("{EXACT}{tail}"), "{mode}");
+        let refused = client.call_tool("exact", ()).await.unwrap_err().to_string();
+        assert!(refused.contains("the integer 123456789012345678901234567890 cannot be kept exactly"), "{refused}");
+        assert!(raw.decode::<CallToolResult>().is_err(), "{mode}");
+        // The text without it decodes, its unknown member kept.
+        let kept = raw.get().replace("123456789012345678901234567890", "1");
+        let typed: CallToolResult = serde_json::from_str(&kept).unwrap();
+        assert_eq!(typed.extra["x-vendor"], json!({"b": [1, 2], "a": null}), "{mode}");
+        client.close().await;
     }
 }
 

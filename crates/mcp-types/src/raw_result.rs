@@ -34,7 +34,12 @@ impl RawResult {
 
     /// A result from its JSON text, which must be one object.
     pub fn from_text(text: String) -> serde_json::Result<Self> {
-        let raw = RawValue::from_string(text)?;
+        Self::from_raw(RawValue::from_string(text)?)
+    }
+
+    /// A result from JSON text already read as one value (by a message's decode), which must be
+    /// an object; it is not read again.
+    pub fn from_raw(raw: Box<RawValue>) -> serde_json::Result<Self> {
         if !raw.get().starts_with('{') {
             return Err(de::Error::custom(format_args!(
                 "a result must be a JSON object, found `{}`",
@@ -132,5 +137,8 @@ mod tests {
         let refused = serde_json::from_str::<RawResult>("[1]").unwrap_err().to_string();
         assert!(refused.contains("a result object"), "{refused}");
         assert!(RawResult::from_text("\"x\"".into()).is_err());
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        assert_eq!(RawResult::from_raw(raw(r#"{"a":1}"#)).unwrap().get(), r#"{"a":1}"#);
+        assert!(RawResult::from_raw(raw("[1]")).is_err());
     }
 }

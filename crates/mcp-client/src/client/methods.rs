@@ -9,8 +9,8 @@ use futures::stream::{self, BoxStream, StreamExt as _};
 use mcp_types::http_headers::{header_params, param_headers};
 use mcp_types::{
     CallToolResult, CompleteRequestParamsRef, CompleteResult, DiscoverResult, GetPromptResult, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Tool, error_codes,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, RawResult,
+    ReadResourceResult, Resource, ResourceTemplate, Tool, error_codes,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -21,7 +21,7 @@ use super::era::Era;
 use super::options::CallOptions;
 use super::results::{decode, result_type_is, tool_result};
 use super::{Call, Client, tool_arguments};
-use crate::core::Answer;
+use crate::core::{Answer, Wants};
 use crate::error::Error;
 use crate::transport::TransportKind;
 
@@ -145,18 +145,53 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
-        let answer = self.start_tool_call(name, arguments, options.clone()).await?;
+        let answer = self.start_tool_call(name, arguments, options.clone(), Wants::ToolResult).await?;
         if let Some(raw) = answer.as_raw()
             && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
         {
-            let told = options.hooks.task.clone();
-            let handle = crate::client::tasks::TaskHandle::created(self, raw, options)?;
-            if let Some(told) = told {
-                told(handle.id());
-            }
-            return handle.wait_or_cancel().await;
+            return self.follow_task(raw, options).await;
         }
         tool_result(answer)
+    }
+
+    /// [`call_tool_with`](Self::call_tool_with), its result as the server wrote it: the exact
+    /// JSON text of the `CallToolResult` (numbers as written, members this crate does not model,
+    /// their order), for a proxy that forwards it or a tool that shows it. It is read as one JSON
+    /// object with a `resultType` this client knows, not decoded ([`RawResult::decode`] does
+    /// that). A call the server ran as a task gives the `CallToolResult` the task ended with,
+    /// encoded again.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: mcp_client::Client) -> Result<(), mcp_client::Error> {
+    /// use mcp_client::CallOptions;
+    ///
+    /// let result = client.call_tool_raw("add", serde_json::json!({"a": 2, "b": 3}), CallOptions::default()).await?;
+    /// println!("{}", result.get());
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: CallOptions,
+    ) -> Result<RawResult, Error> {
+        let arguments = tool_arguments(name, arguments)?;
+        let raw = self.start_tool_call(name, arguments, options.clone(), Wants::Raw).await?.into_raw();
+        if result_type_is(&raw, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
+            let result = self.follow_task(&raw, options).await?;
+            return RawResult::new(&result).map_err(|e| Error::protocol(format!("tools/call result: {e}")));
+        }
+        RawResult::from_raw(raw).map_err(|e| Error::protocol(format!("malformed tools/call result: {e}")))
+    }
+
+    /// Follows the task a `tools/call` result announces to its end (cancelling it if dropped).
+    async fn follow_task(&self, created: &RawValue, options: CallOptions) -> Result<CallToolResult, Error> {
+        let told = options.hooks.task.clone();
+        let handle = crate::client::tasks::TaskHandle::created(self, created, options)?;
+        if let Some(told) = told {
+            told(handle.id());
+        }
+        handle.wait_or_cancel().await
     }
 
     /// Sends `tools/call` (with the MRTR rounds answered) and returns its result: complete
@@ -166,8 +201,10 @@ impl Client {
         name: &str,
         arguments: Option<JsonObject>,
         options: CallOptions,
+        wants: Wants,
     ) -> Result<Answer, Error> {
         let mut call = Call::new(self, "tools/call", JsonObject::new()).with_options(options);
+        call.wants = wants;
         call.name = Some(name.to_owned());
         // One deadline for the whole call, the listing below included.
         call.deadline = call.timeout.map(|timeout| Instant::now() + timeout);

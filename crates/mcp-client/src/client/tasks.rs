@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::client::options::CallOptions;
 use crate::client::results::{decode, result_type_is, tool_result};
 use crate::client::{Call, Client, tool_arguments};
+use crate::core::Wants;
 use crate::error::Error;
 
 /// How long to wait between two `tasks/get` when the server suggests no interval.
@@ -257,7 +258,7 @@ impl Client {
         options: CallOptions,
     ) -> Result<ToolCall, Error> {
         let arguments = tool_arguments(name, arguments)?;
-        let answer = self.start_tool_call(name, arguments, options.clone()).await?;
+        let answer = self.start_tool_call(name, arguments, options.clone(), Wants::ToolResult).await?;
         if let Some(raw) = answer.as_raw()
             && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
         {

@@ -162,7 +162,7 @@ impl HttpTransport {
     }
 
     pub async fn request(&self, core: &Arc<Core>, mut out: Outgoing) -> Result<Reply, Error> {
-        let rx = core.expect(out.id.clone(), out.wants());
+        let rx = core.expect(out.id.clone(), out.wants);
         // Legacy servers do not read a closed stream as cancellation: tell them.
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = (self.is_legacy() && out.cancel_on_drop).then(|| {
             let (this, id, notice) = (self.clone(), out.id.clone(), out.cancel_notice.clone());
@@ -203,7 +203,7 @@ impl HttpTransport {
         if !status.is_success() {
             let body = read_capped(response, MAX_ERROR_BODY).await;
             crate::telemetry::wire("receive", &body);
-            if let Some(Ok(Err(error))) = as_reply_to(&body, &out.id, out.wants()) {
+            if let Some(Ok(Err(error))) = as_reply_to(&body, &out.id, out.wants) {
                 return Err(Error::Rpc { method: out.method.clone(), error, http_status: Some(status.as_u16()) });
             }
             return Err(Error::HttpStatus { status: status.as_u16(), body });
@@ -217,7 +217,7 @@ impl HttpTransport {
             return self.read_stream(core, response, &out.id, rx).await;
         }
         let body = read_body(response).await?;
-        if let Some(delivery) = as_reply_to(&body, &out.id, out.wants()) {
+        if let Some(delivery) = as_reply_to(&body, &out.id, out.wants) {
             crate::telemetry::wire("receive", &body);
             return delivered(Ok(delivery));
         }

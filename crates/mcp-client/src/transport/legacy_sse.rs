@@ -120,7 +120,7 @@ impl LegacySseTransport {
         if !self.inner.alive.load(Ordering::SeqCst) {
             return Err(Error::Closed);
         }
-        let rx = core.expect(out.id.clone(), out.wants());
+        let rx = core.expect(out.id.clone(), out.wants);
         let on_cancel: Option<Box<dyn FnOnce() + Send>> = out.cancel_on_drop.then(|| {
             let (inner, id, notice) = (self.inner.clone(), out.id.clone(), out.cancel_notice);
             Box::new(move || {

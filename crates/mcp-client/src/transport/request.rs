@@ -24,13 +24,8 @@ pub(crate) struct Outgoing {
     pub cancel_on_drop: bool,
     /// What the span of that cancellation names.
     pub cancel_notice: CancelNotice,
-}
-
-impl Outgoing {
-    /// How the result is to be delivered: decoded on arrival for `tools/call`.
-    pub fn wants(&self) -> Wants {
-        Wants::for_method(&self.method)
-    }
+    /// How the result is to be delivered.
+    pub wants: Wants,
 }
 
 /// What the span of a request's `notifications/cancelled` names: the request's peer, version

@@ -352,7 +352,7 @@ impl StdioTransport {
 
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
         let writer = self.writer()?;
-        let rx = core.expect(out.id.clone(), out.wants());
+        let rx = core.expect(out.id.clone(), out.wants);
         if !self.is_alive() {
             // Died between the check and the registration: nobody would ever answer.
             core.forget(&out.id);

@@ -42,6 +42,10 @@ TOOLS = [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text
          {"name": "slow", "inputSchema": {"type": "object"}}]
 
 
+EXACT_RESULT = ('{"structuredContent": {"n": 1.0E2, "big": 123456789012345678901234567890, "z": 0, "a": -0.0}, '
+                '"content": [{"type": "text", "text": "exact"}], "x-vendor": {"b": [1, 2], "a": null}}')
+
+
 def result(msg, body):
     send({"jsonrpc": "2.0", "id": msg["id"], "result": body})
 
@@ -75,6 +79,13 @@ def tools(msg, modern):
             return  # never answers: the client cancels
         if name == "crash":
             sys.exit(3)
+        if name == "exact":
+            # Written by hand: member order, spacing and number spellings a re-encoding would change.
+            body = EXACT_RESULT if not modern else EXACT_RESULT[:-1] + ', "resultType": "complete"}'
+            with out_lock:
+                sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": %s}\n' % (json.dumps(msg["id"]), body))
+                sys.stdout.flush()
+            return
         if name == "touch" and not modern:
             send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
