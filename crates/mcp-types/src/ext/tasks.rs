@@ -375,26 +375,32 @@ impl Serialize for CallToolOutcomeWithTask {
     }
 }
 
+/// Read in one pass, as the generated `resultType` unions are: the members before the tag are
+/// kept as read, the variant decodes the rest (numbers exactly as the types decode them).
 impl<'de> Deserialize<'de> for CallToolOutcomeWithTask {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let value = Value::deserialize(d)?;
-        let result_type = match value.get("resultType") {
-            None => "complete",
-            Some(Value::String(result_type)) => result_type.as_str(),
-            Some(other) => return Err(D::Error::custom(format_args!("`resultType` must be a string, found {other}"))),
-        };
-        match result_type {
-            "complete" => CallToolResult::deserialize(value).map(CallToolOutcomeWithTask::Complete),
-            "input_required" => InputRequiredResult::deserialize(value).map(CallToolOutcomeWithTask::InputRequired),
-            RESULT_TYPE_TASK => CreateTaskResult::deserialize(value).map(CallToolOutcomeWithTask::Task),
-            other => {
-                return Err(D::Error::custom(format_args!(
-                    "unknown `resultType` {other:?} for tools/call (expected complete, input_required or task)"
-                )));
-            }
+        d.deserialize_map(crate::private::TaggedVisitor::<Self>::new())
+    }
+}
+
+impl crate::private::TaggedUnion for CallToolOutcomeWithTask {
+    const NAME: &'static str = "CallToolOutcomeWithTask";
+    const TAG: &'static str = "resultType";
+    const DEFAULT_TAG: Option<&'static str> = Some("complete");
+
+    fn dispatch<'de, A: serde::de::MapAccess<'de>>(
+        tag: &str,
+        map: crate::private::Resumed<'de, A>,
+    ) -> Result<Self, A::Error> {
+        use crate::private::VisitObject as _;
+        match tag {
+            "complete" => CallToolResult::visit_object(map).map(CallToolOutcomeWithTask::Complete),
+            "input_required" => InputRequiredResult::visit_object(map).map(CallToolOutcomeWithTask::InputRequired),
+            RESULT_TYPE_TASK => CreateTaskResult::visit_object(map).map(CallToolOutcomeWithTask::Task),
+            other => Err(serde::de::Error::custom(format_args!(
+                "unknown `resultType` {other:?} for tools/call (expected complete, input_required or task)"
+            ))),
         }
-        .map_err(D::Error::custom)
     }
 }
 
@@ -571,6 +577,18 @@ mod tests {
         assert!(matches!(task, CallToolOutcomeWithTask::Task(_)));
         let err = serde_json::from_value::<CallToolOutcomeWithTask>(json!({"resultType": "stream"})).unwrap_err();
         assert!(err.to_string().contains("unknown `resultType` \"stream\""), "{err}");
+        let err = serde_json::from_str::<CallToolOutcomeWithTask>(r#"{"resultType":7}"#).unwrap_err();
+        assert!(err.to_string().contains("resultType"), "{err}");
+        // The tag anywhere; numbers exactly: kept, or refused by name, never rounded.
+        let late: CallToolOutcomeWithTask = serde_json::from_str(
+            r#"{"content":[],"structuredContent":{"n":0.30000000000000004},"resultType":"complete"}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let CallToolOutcomeWithTask::Complete(late) = late else { panic!("not complete") };
+        assert_eq!(serde_json::to_string(&late.structured_content).unwrap(), r#"{"n":0.30000000000000004}"#);
+        let big = r#"{"resultType":"complete","content":[],"structuredContent":{"n":123456789012345678901234567890}}"#;
+        let err = serde_json::from_str::<CallToolOutcomeWithTask>(big).unwrap_err().to_string();
+        assert!(err.contains("123456789012345678901234567890 cannot be kept exactly"), "{err}");
     }
 
     #[test]
