@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_types::{CallToolResult, ErrorObject, OnePassResponse, RequestId, ResultType};
+use mcp_types::{CallToolResult, ErrorObject, OnePassResponse, ReadResourceResult, RequestId, ResultType};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -27,6 +27,8 @@ pub(crate) enum Answer {
     /// A complete `tools/call` result, decoded from the response as it arrived, in one pass
     /// ([`OnePassResponse`]).
     ToolResult(Box<CallToolResult>),
+    /// A complete `resources/read` result, decoded the same way.
+    ReadResult(Box<ReadResourceResult>),
 }
 
 impl Answer {
@@ -36,6 +38,9 @@ impl Answer {
             Answer::Raw(raw) => raw,
             Answer::ToolResult(result) => {
                 serde_json::value::to_raw_value(&result).expect("a CallToolResult always encodes")
+            }
+            Answer::ReadResult(result) => {
+                serde_json::value::to_raw_value(&result).expect("a ReadResourceResult always encodes")
             }
         }
     }
@@ -50,6 +55,7 @@ impl Answer {
         }
         match self {
             Answer::ToolResult(result) => result.is_error == Some(true),
+            Answer::ReadResult(_) => false,
             Answer::Raw(_) if method != "tools/call" => false,
             Answer::Raw(raw) if !crate::json_text::may_hold(raw.get(), r#""isError""#) => false,
             Answer::Raw(raw) => serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true)),
@@ -60,7 +66,7 @@ impl Answer {
     pub fn as_raw(&self) -> Option<&RawValue> {
         match self {
             Answer::Raw(raw) => Some(raw),
-            Answer::ToolResult(_) => None,
+            Answer::ToolResult(_) | Answer::ReadResult(_) => None,
         }
     }
 }
@@ -72,11 +78,19 @@ pub(crate) enum Wants {
     /// A complete `CallToolResult` decoded on arrival when the response allows it
     /// ([`Answer::ToolResult`]); anything else raw.
     ToolResult,
+    /// The same for a `ReadResourceResult` ([`Answer::ReadResult`]).
+    ReadResult,
 }
 
 impl Wants {
+    /// The results that may be large (a tool's output, a resource's contents) are decoded on
+    /// arrival; the rest are read raw.
     pub fn for_method(method: &str) -> Self {
-        if method == "tools/call" { Wants::ToolResult } else { Wants::Raw }
+        match method {
+            "tools/call" => Wants::ToolResult,
+            "resources/read" => Wants::ReadResult,
+            _ => Wants::Raw,
+        }
     }
 }
 
@@ -424,6 +438,10 @@ fn decoded_on_arrival(response: &OnePassResponse<'_>, wants: Wants) -> Option<An
             let result = response.decode::<CallToolResult>()?;
             (result.result_type == ResultType::Complete).then(|| Answer::ToolResult(Box::new(result)))
         }
+        Wants::ReadResult => {
+            let result = response.decode::<ReadResourceResult>()?;
+            (result.result_type == ResultType::Complete).then(|| Answer::ReadResult(Box::new(result)))
+        }
     }
 }
 
@@ -580,6 +598,19 @@ mod one_pass {
         // Only a tools/call wants its result decoded.
         let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
         assert!(matches!(delivered(text, Wants::Raw), Answer::Raw(_)));
+    }
+
+    #[test]
+    fn a_complete_resource_read_is_decoded_as_it_arrives() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"file:///a","text":"x"}],"ttlMs":5}}"#;
+        let Answer::ReadResult(result) = delivered(text, Wants::ReadResult) else { panic!("not one pass") };
+        let general = delivered(text, Wants::Raw).into_raw();
+        assert_eq!(*result, serde_json::from_str::<ReadResourceResult>(general.get()).unwrap());
+        assert!(!Answer::ReadResult(result).is_tool_error("resources/read"));
+        let more = r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","requestState":"s"}}"#;
+        assert!(matches!(delivered(more, Wants::ReadResult), Answer::Raw(_)));
+        assert_eq!(Wants::for_method("resources/read"), Wants::ReadResult);
+        assert_eq!(Wants::for_method("prompts/get"), Wants::Raw);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::cache::{cache_key, ttl_of};
 use super::era::Era;
 use super::options::CallOptions;
-use super::results::{decode, result_type_is, tool_result};
+use super::results::{decode, read_result, result_type_is, tool_result};
 use super::{Call, Client, tool_arguments};
 use crate::core::{Answer, Wants};
 use crate::error::Error;
@@ -352,17 +352,27 @@ impl Client {
         let mut call = Call::new(self, "resources/read", JsonObject::new()).with_options(options);
         call.name = Some(uri.to_owned());
         call.params.insert("uri".into(), json!(uri));
-        let first = self.request(&call).await?;
-        let result = if result_type_is(&first, "input_required") {
+        let result = match self.answer(&call).await? {
             // Results of retries are never cached.
-            self.request_with_input(&call).await?.into_raw()
-        } else {
-            if let Some(ttl) = ttl_of(&first) {
-                self.cache_put(key, &first, ttl);
+            Answer::Raw(first) if result_type_is(&first, "input_required") => self.request_with_input(&call).await?,
+            Answer::ReadResult(first) => {
+                let ttl = first.ttl_ms.as_ref().map(|ttl| ttl.duration()).filter(|ttl| !ttl.is_zero());
+                if let Some(ttl) = ttl {
+                    let raw = serde_json::value::to_raw_value(&first).map_err(|e| Error::protocol(e.to_string()))?;
+                    self.cache_put(key, &raw, ttl);
+                }
+                Answer::ReadResult(first)
             }
-            first
+            first => {
+                if let Some(raw) = first.as_raw()
+                    && let Some(ttl) = ttl_of(raw)
+                {
+                    self.cache_put(key, raw, ttl);
+                }
+                first
+            }
         };
-        decode("resources/read", &result)
+        read_result(result)
     }
 
     /// One page of `prompts/list`.

@@ -1,7 +1,7 @@
 //! Reading what a server answered: the result's `resultType`, its typed decoding, the server's
 //! `serverInfo`, and the versions a `-32022` error offers.
 
-use mcp_types::{CallToolResult, ErrorObject, Implementation};
+use mcp_types::{CallToolResult, ErrorObject, Implementation, ReadResourceResult};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -85,7 +85,15 @@ pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Resul
 pub(crate) fn tool_result(answer: Answer) -> Result<CallToolResult, Error> {
     match answer {
         Answer::ToolResult(result) => Ok(*result),
-        Answer::Raw(raw) => decode("tools/call", &raw),
+        other => decode("tools/call", &other.into_raw()),
+    }
+}
+
+/// A `resources/read` result: decoded on arrival, or now.
+pub(crate) fn read_result(answer: Answer) -> Result<ReadResourceResult, Error> {
+    match answer {
+        Answer::ReadResult(result) => Ok(*result),
+        other => decode("resources/read", &other.into_raw()),
     }
 }
 
