@@ -4,13 +4,13 @@
 //! are split (the first input byte picks the chunk size); a message answers a request only when
 //! it carries that request's id (or, on HTTP, is an id-less error), and a waiting request gets
 //! at most one delivery, from a message with its id. The same bytes are also routed as stdio
-//! lines. A `tools/call`'s result decoded as it arrives (one pass) is the result the general
-//! path delivers, decoded: the same `CallToolResult`, and only a complete one.
+//! lines. A `tools/call`'s or a `resources/read`'s result decoded as it arrives (one pass) is the
+//! result the general path delivers, decoded: the same value, and only a complete one.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_client::fuzzing::{Router, SseParser, reply_to, reply_to_tool_call};
-use mcp_types::{CallToolResult, RequestId, ResultType};
+use mcp_client::fuzzing::{Router, SseParser, reply_to, reply_to_method};
+use mcp_types::{CallToolResult, ReadResourceResult, RequestId, ResultType};
 use serde_json::Value;
 
 fn ids() -> [RequestId; 4] {
@@ -42,7 +42,7 @@ fn route<'a>(messages: impl Iterator<Item = &'a str>) {
         other => other,
     };
     let mut tool_calls: Vec<_> =
-        ids().into_iter().map(later).map(|id| (router.expect_tool_call(id.clone()), id, false)).collect();
+        ids().into_iter().map(later).map(|id| (router.expect_answer_to(id.clone(), "tools/call"), id, false)).collect();
     for text in messages {
         for id in ids() {
             match reply_to(text, &id) {
@@ -56,7 +56,8 @@ fn route<'a>(messages: impl Iterator<Item = &'a str>) {
                 }
                 None => {}
             }
-            one_pass_agrees(text, &id);
+            one_pass_agrees::<CallToolResult>(text, &id, "tools/call", |r| &r.result_type);
+            one_pass_agrees::<ReadResourceResult>(text, &id, "resources/read", |r| &r.result_type);
         }
         let _ = router.dispatch(text);
         for (pending, id, done) in waiting.iter_mut().chain(&mut tool_calls).filter(|(_, _, done)| !done) {
@@ -68,10 +69,15 @@ fn route<'a>(messages: impl Iterator<Item = &'a str>) {
     }
 }
 
-/// What a `tools/call` receives equals what any other request receives, decoded.
-fn one_pass_agrees(text: &str, id: &RequestId) {
+/// What a request of `method` receives equals what any other request receives, decoded as `T`.
+fn one_pass_agrees<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+    text: &str,
+    id: &RequestId,
+    method: &str,
+    result_type: impl Fn(&T) -> &ResultType,
+) {
     let general = reply_to(text, id);
-    let Some((delivered, one_pass)) = reply_to_tool_call(text, id) else {
+    let Some((delivered, one_pass)) = reply_to_method(text, id, method) else {
         assert!(general.is_none(), "only the general path answered: {text}");
         return;
     };
@@ -79,7 +85,7 @@ fn one_pass_agrees(text: &str, id: &RequestId) {
         assert_eq!(Some(delivered), general, "{text}");
         return;
     }
-    let decoded = |outcome: &str| serde_json::from_str::<CallToolResult>(outcome).expect("a CallToolResult");
+    let decoded = |outcome: &str| serde_json::from_str::<T>(outcome).expect("the method's result");
     let Ok(Ok(one_pass)) = delivered else { panic!("a one-pass delivery is a result: {text}") };
     let Some(Ok(Ok(general))) = general else {
         // Reading the result where it starts leaves it one level more of serde_json's nesting
@@ -89,7 +95,7 @@ fn one_pass_agrees(text: &str, id: &RequestId) {
         return;
     };
     let (one_pass, general) = (decoded(&one_pass), decoded(&general));
-    assert_eq!(one_pass.result_type, ResultType::Complete, "{text}");
+    assert_eq!(*result_type(&one_pass), ResultType::Complete, "{text}");
     assert_eq!(one_pass, general, "{text}");
 }
 

@@ -104,8 +104,8 @@ pub(crate) struct Call {
     cancel_on_drop: bool,
     /// Used by negotiation to send with an era/version not yet settled.
     era_override: Option<(Era, String)>,
-    /// How the result is delivered: a `tools/call`'s decoded as it arrives, unless its caller
-    /// wants the text.
+    /// How the result is delivered: a `tools/call`'s or a `resources/read`'s decoded as it
+    /// arrives, unless its caller wants the text.
     wants: Wants,
 }
 

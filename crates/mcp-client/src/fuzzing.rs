@@ -19,11 +19,12 @@ pub fn reply_to(text: &str, id: &RequestId) -> Option<Result<Outcome, String>> {
     outcome(crate::core::as_reply_to(text, id, Wants::Raw))
 }
 
-/// As [`reply_to`] for a `tools/call`: a complete result may be decoded as it arrives (one pass).
-/// Its text is then the decoded `CallToolResult` encoded again; `true` says it was.
-pub fn reply_to_tool_call(text: &str, id: &RequestId) -> Option<(Result<Outcome, String>, bool)> {
-    let delivery = crate::core::as_reply_to(text, id, Wants::ToolResult)?;
-    let one_pass = matches!(delivery, Ok(Ok(Answer::ToolResult(_))));
+/// As [`reply_to`] for a request of `method`: the complete result of a `tools/call` or a
+/// `resources/read` may be decoded as it arrives (one pass). Its text is then the decoded result
+/// encoded again; `true` says it was.
+pub fn reply_to_method(text: &str, id: &RequestId, method: &str) -> Option<(Result<Outcome, String>, bool)> {
+    let delivery = crate::core::as_reply_to(text, id, Wants::for_method(method))?;
+    let one_pass = matches!(delivery, Ok(Ok(Answer::ToolResult(_) | Answer::ReadResult(_))));
     Some((outcome(Some(delivery))?, one_pass))
 }
 
@@ -48,9 +49,9 @@ impl Router {
         Waiting(self.0.expect(id, Wants::Raw))
     }
 
-    /// As [`Router::expect`], for a `tools/call`'s response.
-    pub fn expect_tool_call(&self, id: RequestId) -> Waiting {
-        Waiting(self.0.expect(id, Wants::ToolResult))
+    /// As [`Router::expect`], for the response to a request of `method`.
+    pub fn expect_answer_to(&self, id: RequestId, method: &str) -> Waiting {
+        Waiting(self.0.expect(id, Wants::for_method(method)))
     }
 
     /// Routes one message; the method of a server request it turned out to be.
