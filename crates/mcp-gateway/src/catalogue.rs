@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use mcp_server::dynamic::{
-    PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
+    AnswerFuture, PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolAnswer, ToolFuture,
+    ToolSource,
 };
 use mcp_server::{Context, Error, Principal, Server};
 use mcp_types::ext::skills::Skill;
@@ -402,20 +403,21 @@ impl ToolSource for Catalogue {
     }
 
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
-        if self.search.is_some() {
-            match params.name.as_str() {
-                crate::search::SEARCH_TOOLS => {
-                    return Box::pin(std::future::ready(self.search_tools(ctx.principal(), &params)));
-                }
-                // As a direct call of the tool named: the same checks, the same errors.
-                crate::search::CALL_TOOL => match crate::search::inner_call(params) {
-                    Ok(inner) => return self.call_listed(ctx, inner),
-                    Err(error) => return Box::pin(std::future::ready(Err(error))),
-                },
-                _ => {}
+        let answer = self.call_answering(ctx, params, false);
+        Box::pin(async move {
+            let mut result = answer.await?.decode()?;
+            // The caller's server is the gateway: it writes its own identity.
+            if let Some(meta) = &mut result.meta {
+                meta.server_info = None;
             }
-        }
-        self.call_listed(ctx, params)
+            Ok(result)
+        })
+    }
+
+    /// An upstream's result goes out as its text (`Client::call_tool_raw`): nothing in it is
+    /// decoded or encoded again.
+    fn answer(&self, ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
+        self.call_answering(ctx, params, true)
     }
 
     /// A long call becomes a task for a caller with the tasks extension, unless its upstream
@@ -444,8 +446,28 @@ impl ToolSource for Catalogue {
 }
 
 impl Catalogue {
+    /// A call of a tool the catalogue lists (in search mode, of `search_tools` or `call_tool`);
+    /// `raw`: an upstream's result may be answered as its text.
+    fn call_answering(&self, ctx: Context, params: CallToolRequestParams, raw: bool) -> AnswerFuture {
+        if self.search.is_some() {
+            match params.name.as_str() {
+                crate::search::SEARCH_TOOLS => {
+                    let result = self.search_tools(ctx.principal(), &params).map(ToolAnswer::Decoded);
+                    return Box::pin(std::future::ready(result));
+                }
+                // As a direct call of the tool named: the same checks, the same errors.
+                crate::search::CALL_TOOL => match crate::search::inner_call(params) {
+                    Ok(inner) => return self.call_listed(ctx, inner, raw),
+                    Err(error) => return Box::pin(std::future::ready(Err(error))),
+                },
+                _ => {}
+            }
+        }
+        self.call_listed(ctx, params, raw)
+    }
+
     /// A call of the tool the catalogue lists as `params.name`, if the caller may use it.
-    fn call_listed(&self, ctx: Context, mut params: CallToolRequestParams) -> ToolFuture {
+    fn call_listed(&self, ctx: Context, mut params: CallToolRequestParams, raw: bool) -> AnswerFuture {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         // Shared, not copied, by the rules, the call and its retry in another era (`crate::era`).
         let arguments = Arc::new(params.arguments.take().unwrap_or_default());
@@ -462,12 +484,21 @@ impl Catalogue {
             let arguments = Arc::unwrap_or_clone(arguments);
             let forward = Forward::new(&upstream, "tools/call", &own);
             let caller = ctx.principal().clone();
-            return Box::pin(forward.run(async move { upstream.call_operation(&caller, &own, arguments).await }));
+            let calling =
+                async move { upstream.call_operation(&caller, &own, arguments).await.map(ToolAnswer::Decoded) };
+            return Box::pin(forward.run(calling));
         }
         let what = format!("the call to {own}");
+        // Either kind of answer, whichever `raw` says: a request held for the caller's next round
+        // (`crate::bridge`) is resumed by a retry that may want the other.
         self.bridged(ctx, upstream, "tools/call", own, what, move |client, own, options| {
             let arguments = Arc::clone(&arguments);
-            Box::pin(async move { client.call_tool_with(&own, &*arguments, options).await })
+            Box::pin(async move {
+                match raw {
+                    true => client.call_tool_raw(&own, &*arguments, options).await.map(ToolAnswer::Raw),
+                    false => client.call_tool_with(&own, &*arguments, options).await.map(ToolAnswer::Decoded),
+                }
+            })
         })
     }
 }

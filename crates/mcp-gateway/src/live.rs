@@ -6,7 +6,7 @@
 use std::sync::{Arc, RwLock};
 
 use mcp_server::dynamic::{
-    PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
+    AnswerFuture, PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
 };
 use mcp_server::{Context, Principal, TaskSupport};
 use mcp_types::ext::skills::Skill;
@@ -50,6 +50,10 @@ impl ToolSource for Live {
 
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
         self.get().call(ctx, params)
+    }
+
+    fn answer(&self, ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
+        self.get().answer(ctx, params)
     }
 
     fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mcp_types::ext::skills::Skill;
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt,
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt, RawResult,
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
 };
 
@@ -19,6 +19,33 @@ use crate::{context::Context, error::Error, principal::Principal, routes::TaskSu
 
 /// What [`ToolSource::call`] returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>> + Send>>;
+
+/// What [`ToolSource::answer`] returns.
+pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<ToolAnswer, Error>> + Send>>;
+
+/// A tool's result as a [`ToolSource`] has it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolAnswer {
+    /// Decoded, as [`ToolSource::call`] returns it.
+    Decoded(CallToolResult),
+    /// Its JSON text, as a proxy has its upstream's answer: the server writes the members out as
+    /// they are spelled, without decoding them, except those it writes for the caller's era:
+    /// `resultType` (added on the 2026-07-28 wire; left out on the legacy wire, with the caching
+    /// hints) and the server identity in `_meta` (its own, never the source's).
+    Raw(RawResult),
+}
+
+impl ToolAnswer {
+    /// The result decoded (a raw one read now).
+    pub fn decode(self) -> Result<CallToolResult, Error> {
+        match self {
+            ToolAnswer::Decoded(result) => Ok(result),
+            ToolAnswer::Raw(raw) => {
+                raw.decode().map_err(|e| Error::internal(format!("The tool's result is not a CallToolResult: {e}")))
+            }
+        }
+    }
+}
 
 /// What [`PromptSource::get`] returns.
 pub type PromptFuture = Pin<Box<dyn Future<Output = Result<GetPromptResult, Error>> + Send>>;
@@ -81,6 +108,15 @@ pub trait ToolSource: Send + Sync + 'static {
     /// Calls the tool `params.name` (one no route of the server has). A name the source does not
     /// have is its to refuse, as `Error::invalid_params("Unknown tool: …")` does.
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture;
+
+    /// Calls the tool as [`call`](Self::call) does, for a call whose result the server writes out
+    /// without reading it (it has no middleware, and the call cannot become a task). A source
+    /// that holds the result as text, as a proxy holds its upstream's answer, may answer with
+    /// [`ToolAnswer::Raw`]: it is neither decoded nor encoded again. Default: `call`'s result.
+    fn answer(&self, ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
+        let call = self.call(ctx, params);
+        Box::pin(async move { call.await.map(ToolAnswer::Decoded) })
+    }
 
     /// The definition of the tool `name` that `caller` may see (default: the one in
     /// [`tools`](Self::tools)). The server checks a call's mirrored `Mcp-Param-*` headers against

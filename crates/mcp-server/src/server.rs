@@ -49,6 +49,7 @@ mod legacy_wire;
 mod listen;
 mod lists;
 mod options;
+mod raw_results;
 mod refusals;
 mod results;
 mod run;

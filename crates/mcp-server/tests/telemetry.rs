@@ -165,6 +165,35 @@ async fn failures_carry_error_type_and_the_status_code() {
     assert_eq!(span.status, opentelemetry::trace::Status::error("-32602: invalid params"));
 }
 
+/// One tool, `broken`, whose result a source gives as text with `isError: true`.
+struct RawFailure;
+
+impl mcp_server::dynamic::ToolSource for RawFailure {
+    fn tools(&self, _caller: &mcp_server::Principal) -> std::sync::Arc<[mcp_types::Tool]> {
+        [mcp_types::Tool::new(mcp_types::ObjectSchema::default(), "broken")].into()
+    }
+
+    fn call(&self, _ctx: Context, _params: mcp_types::CallToolRequestParams) -> mcp_server::dynamic::ToolFuture {
+        unreachable!("the result is written out as text")
+    }
+
+    fn answer(&self, _ctx: Context, _params: mcp_types::CallToolRequestParams) -> mcp_server::dynamic::AnswerFuture {
+        let text = r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#.to_owned();
+        let raw = mcp_types::RawResult::from_text(text).unwrap();
+        Box::pin(std::future::ready(Ok(mcp_server::dynamic::ToolAnswer::Raw(raw))))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_error_given_as_text_is_recorded_as_a_tool_error() {
+    let spans = Spans::record();
+    let server = Server::builder("telemetry", "1").tool_source(std::sync::Arc::new(RawFailure)).build().unwrap();
+    let mut client = MemoryClient::start(&server);
+    let failed = client.ask(request(1, "tools/call", json!({ "name": "broken", "_meta": meta() }))).await;
+    assert_eq!(failed["result"]["isError"], true, "{failed}");
+    assert_attributes(&spans.named("tools/call broken"), &[("error.type", "tool_error")]);
+}
+
 #[tokio::test]
 async fn unknown_prompts_and_resources_are_recorded_as_other() {
     let spans = Spans::record();

@@ -5,6 +5,7 @@
 use super::*;
 use futures::FutureExt as _;
 
+use crate::dynamic::ToolAnswer;
 use crate::message::Stop;
 use crate::routes::ToolArguments;
 use crate::telemetry::Operation;
@@ -200,11 +201,14 @@ impl Server {
             // async level and no copy of the params more than before layers existed (this
             // future is moved whole into its box, so its size is paid on every request).
             (Decoded::CallTool(mut params), None) => {
-                let outcome = self.call_tool(id, ctx.clone(), &mut params).await;
+                let outcome = self.call_tool(id, ctx.clone(), &mut params, true).await;
                 if modern && binding.is_none() && matches!(outcome, Err(Error::InputRequired(_))) {
                     binding = Binding::of(&Decoded::CallTool(params));
                 }
-                outcome.map(|r| self.respond_tool(id, era, r))
+                outcome.map(|answer| match answer {
+                    ToolAnswer::Decoded(result) => self.respond_tool(id, era, result),
+                    ToolAnswer::Raw(raw) => self.respond_raw_tool(id, era, &raw),
+                })
             }
             (Decoded::Read(params), None) => self.read(id, ctx.clone(), params).await.map(|contents| {
                 let cache = self.inner.options.read_cache;
@@ -281,7 +285,9 @@ impl Server {
     /// Serves a request (inside the server's middleware): its route, through the route's own.
     pub(super) async fn serve_call(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
         Ok(match call {
-            McpCall::CallTool(mut params) => McpResponse::CallTool(self.call_tool(&id, ctx, &mut params).await?),
+            McpCall::CallTool(mut params) => {
+                McpResponse::CallTool(self.call_tool(&id, ctx, &mut params, false).await?.decode()?)
+            }
             McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(&id, ctx, params).await?),
             McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(&id, ctx, params).await?),
             McpCall::Complete(params) => McpResponse::Complete(self.complete(ctx, params).await?),
@@ -374,12 +380,15 @@ impl Server {
 
     /// Calls a tool. A route without middleware is lent the arguments on the modern wire and
     /// they are put back in `params` (a binding may be made from them); anything else takes them.
+    /// `writes_out`: the result goes straight out (no middleware reads it), so a tool source may
+    /// answer with its text ([`ToolSource::answer`]).
     async fn call_tool(
         &self,
         id: &RequestId,
         ctx: Context,
         params: &mut CallToolRequestParams,
-    ) -> Result<mcp_types::CallToolResult, Error> {
+        writes_out: bool,
+    ) -> Result<ToolAnswer, Error> {
         let Some(entry) = self.tool(&params.name) else {
             return match &self.inner.tool_source {
                 Some(source) => {
@@ -389,8 +398,12 @@ impl Server {
                     }
                     // As for a route: a call that may become a task runs in the task's span.
                     let may_become_task = ctx.may_become_task();
+                    if writes_out && !may_become_task {
+                        return handler(source.answer(ctx, std::mem::take(params))).await;
+                    }
                     let running = source.call(ctx, std::mem::take(params));
-                    if may_become_task { running.await } else { handler(running).await }
+                    let result = if may_become_task { running.await } else { handler(running).await };
+                    result.map(ToolAnswer::Decoded)
                 }
                 None => Err(Error::invalid_params(format!("Unknown tool: {}", params.name))),
             };
@@ -408,7 +421,11 @@ impl Server {
         let arguments = given.map(Value::Object).unwrap_or_else(|| json!({}));
         let problems = entry.validator.problems(&arguments);
         if !problems.is_empty() {
-            return Ok(error_result(format!("Invalid arguments for tool {}: {}", params.name, problems.join("; "))));
+            let problems = problems.join("; ");
+            return Ok(ToolAnswer::Decoded(error_result(format!(
+                "Invalid arguments for tool {}: {problems}",
+                params.name
+            ))));
         }
         let Some(service) = &entry.route.service else {
             // A call that may become a task runs in the task's span once it is one: a handler
@@ -424,13 +441,14 @@ impl Server {
                 }
                 Era::Legacy => (entry.route.handler)(ctx, ToolArguments::Given(arguments)),
             };
-            return if may_become_task { running.await } else { handler(running).await };
+            let result = if may_become_task { running.await } else { handler(running).await };
+            return result.map(ToolAnswer::Decoded);
         };
         let Value::Object(arguments) = arguments else { unreachable!("built from an object") };
         params.arguments = Some(arguments);
         let call = McpCall::CallTool(std::mem::take(params));
         match middleware::call(service, McpRequest { id: id.clone(), ctx, call }).await? {
-            McpResponse::CallTool(result) => Ok(result),
+            McpResponse::CallTool(result) => Ok(ToolAnswer::Decoded(result)),
             _ => Err(middleware::mismatch("tools/call")),
         }
     }

@@ -1,0 +1,98 @@
+//! A tool's result passes the gateway as its upstream spelled it (numbers, members no type has,
+//! their order), with the gateway's own identity and the caller's era's `resultType`, in every
+//! pair of eras; with a layer that reads results (the audit log) it is decoded, and a number no
+//! type holds fails the call, never rounded.
+
+use std::sync::Arc;
+
+use mcp_client::{CallOptions, EraPreference};
+use mcp_gateway::Gateway;
+use mcp_server::dynamic::{AnswerFuture, ToolAnswer, ToolFuture, ToolSource};
+use mcp_server::types::{CallToolRequestParams, ObjectSchema, RawResult, Tool};
+use mcp_server::{Context, Server};
+use serde_json::Value;
+
+mod common;
+use common::{Upstream, client, config, serve};
+
+const STRUCTURED: &str = r#""structuredContent":{"n":1.0E2,"z":-0.0,"big":123456789012345678901234567890}"#;
+const VENDOR: &str = r#""vendor":{"k":[1, 2]}"#;
+
+/// An upstream whose one tool, `spelled`, answers text written by hand.
+struct Spelled;
+
+impl ToolSource for Spelled {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
+        [Tool::new(ObjectSchema::default(), "spelled")].into()
+    }
+
+    fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        let answer = self.answer(ctx, params);
+        Box::pin(async move { answer.await?.decode() })
+    }
+
+    fn answer(&self, _ctx: Context, _params: CallToolRequestParams) -> AnswerFuture {
+        let text =
+            format!(r#"{{"content":[{{"type":"text","text":"x"}}],{STRUCTURED},{VENDOR},"_meta":{{"trace":"t1"}}}}"#);
+        Box::pin(std::future::ready(Ok(ToolAnswer::Raw(RawResult::from_text(text).unwrap()))))
+    }
+}
+
+async fn gateway(upstream: &Upstream, era: &str, audit: Option<&std::path::Path>) -> Gateway {
+    let audit = audit.map(|path| format!("audit = \"{}\"\n", path.display())).unwrap_or_default();
+    let text =
+        format!("{audit}[[upstream]]\nname = \"up\"\nurl = \"{}\"\nera = \"{era}\"\nprefix = \"\"\n", upstream.url);
+    Gateway::start(&config(&text)).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_passes_as_the_upstream_spelled_it_in_every_pair_of_eras() {
+    let upstream =
+        Upstream::start(Server::builder("spelled", "1.0.0").tool_source(Arc::new(Spelled)).build().unwrap(), 0);
+    for upstream_era in ["modern", "legacy"] {
+        let gateway = gateway(&upstream, upstream_era, None).await;
+        let info = serde_json::to_string(gateway.server().info()).unwrap();
+        let url = serve(&gateway).await;
+        for era in [EraPreference::Modern, EraPreference::Legacy] {
+            let caller = client(&url, era).await;
+            let raw = caller.call_tool_raw("spelled", serde_json::json!({}), CallOptions::default()).await.unwrap();
+            let text = raw.get();
+            let case = format!("upstream {upstream_era}, caller {era:?}: {text}");
+            assert!(text.contains(STRUCTURED) && text.contains(VENDOR), "{case}");
+            let expected = match era {
+                EraPreference::Legacy => {
+                    format!(
+                        r#"{{"content":[{{"type":"text","text":"x"}}],{STRUCTURED},{VENDOR},"_meta":{{"trace":"t1"}}}}"#
+                    )
+                }
+                // `resultType` where the upstream's server (or the gateway, for a legacy
+                // upstream) added it; the identity is the gateway's.
+                _ => format!(
+                    r#"{{"resultType":"complete","content":[{{"type":"text","text":"x"}}],{STRUCTURED},{VENDOR},"_meta":{{"trace":"t1","io.modelcontextprotocol/serverInfo":{info}}}}}"#
+                ),
+            };
+            assert_eq!(text, expected, "{case}");
+            // The typed call refuses the integer no type holds, naming it.
+            let refused = caller.call_tool("spelled", serde_json::json!({})).await.unwrap_err().to_string();
+            assert!(refused.contains("123456789012345678901234567890"), "{case}: {refused}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_layer_that_reads_results_has_them_decoded_and_a_number_no_type_holds_fails_the_call() {
+    let upstream =
+        Upstream::start(Server::builder("spelled", "1.0.0").tool_source(Arc::new(Spelled)).build().unwrap(), 0);
+    let log = std::env::temp_dir().join(format!("mcp-gateway-exact-audit-{}.log", std::process::id()));
+    let gateway = gateway(&upstream, "modern", Some(&log)).await;
+    let caller = client(&serve(&gateway).await, EraPreference::Modern).await;
+    // The gateway decodes the upstream's answer for the layer: the integer fails it (the
+    // gateway's log has the decode error under the request id), and nothing is rounded.
+    let refused = caller.call_tool_raw("spelled", serde_json::json!({}), CallOptions::default()).await.unwrap_err();
+    let refused = refused.to_string();
+    assert!(refused.contains("upstream `up` failed the call to spelled: protocol error"), "{refused}");
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let line: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(line["method"], "tools/call", "{line}");
+    let _ = std::fs::remove_file(log);
+}

@@ -1,0 +1,176 @@
+//! A tool source's result written out as the source has its text ([`ToolAnswer::Raw`]): each
+//! member copied as it is spelled, but for what the server writes for the caller's era:
+//! `resultType` (added on the modern wire; left out on the legacy wire, with the caching hints)
+//! and the server identity in `_meta` (its own, never the source's). One scan of the text, one
+//! copy into the response; nothing decoded.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::*;
+use crate::dynamic::ToolAnswer;
+
+impl Server {
+    /// The response carrying a tool's result as text. Text whose members cannot be written out
+    /// as they are (a `_meta` that is no object, a member this writes twice) is decoded and
+    /// written as a typed result, or refused as one would be.
+    pub(super) fn respond_raw_tool(&self, id: &RequestId, era: Era, raw: &mcp_types::RawResult) -> Outgoing {
+        let server_info =
+            (era == Era::Modern && self.inner.options.server_info_in_results).then_some(self.inner.info_json.as_str());
+        if let Some((json, is_error)) = write_out(id, era, raw.get(), server_info) {
+            let message = Outgoing::response(json);
+            return if is_error { message.tool_error() } else { message };
+        }
+        match ToolAnswer::Raw(raw.clone()).decode() {
+            Ok(mut result) => {
+                if let Some(meta) = &mut result.meta {
+                    meta.server_info = None;
+                }
+                self.respond_tool(id, era, result)
+            }
+            Err(error) => Outgoing::error(Some(id), &error.into_error_object()),
+        }
+    }
+}
+
+/// The response to `id` carrying `result` (an object's text) for `era`, with `server_info` (the
+/// identity's JSON) in `_meta`, and whether it says `isError: true`; `None` when the members
+/// cannot be written out as they are.
+fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) -> Option<(String, bool)> {
+    let Members(members) = serde_json::from_str(result).ok()?;
+    let named = |name: &str| members.iter().filter(|(key, _)| key == name).count();
+    if named("resultType") > 1 || named("_meta") > 1 || named("isError") > 1 {
+        return None;
+    }
+    let mut json = Vec::with_capacity(result.len() + server_info.map_or(0, str::len) + 128);
+    json.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    serde_json::to_writer(&mut json, id).ok()?;
+    json.extend_from_slice(b",\"result\":{");
+    let mut object = Object::new();
+    if era == Era::Modern && named("resultType") == 0 {
+        object.member(&mut json, "resultType", "\"complete\"");
+    }
+    let mut is_error = false;
+    for (key, value) in &members {
+        match &**key {
+            "resultType" | "ttlMs" | "cacheScope" if era == Era::Legacy => {}
+            "_meta" => write_meta(&mut json, &mut object, value.get(), server_info)?,
+            name => {
+                is_error |= name == "isError" && value.get() == "true";
+                object.member(&mut json, name, value.get());
+            }
+        }
+    }
+    if let (Some(info), 0) = (server_info, named("_meta")) {
+        let mut meta = Vec::with_capacity(info.len() + 48);
+        meta.push(b'{');
+        Object::new().member(&mut meta, SERVER_INFO, info);
+        meta.push(b'}');
+        object.member(&mut json, "_meta", std::str::from_utf8(&meta).ok()?);
+    }
+    json.extend_from_slice(b"}}");
+    Some((String::from_utf8(json).ok()?, is_error))
+}
+
+/// `_meta` without the source's identity, with `server_info` if given; left out if empty.
+fn write_meta(json: &mut Vec<u8>, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
+    let Members(members) = serde_json::from_str(meta).ok()?;
+    let mut inner = Vec::with_capacity(meta.len() + server_info.map_or(0, str::len) + 2);
+    inner.push(b'{');
+    let mut written = Object::new();
+    for (key, value) in &members {
+        if key != SERVER_INFO {
+            written.member(&mut inner, key, value.get());
+        }
+    }
+    if let Some(info) = server_info {
+        written.member(&mut inner, SERVER_INFO, info);
+    }
+    inner.push(b'}');
+    if !written.is_empty() {
+        object.member(json, "_meta", std::str::from_utf8(&inner).ok()?);
+    }
+    Some(())
+}
+
+/// Whether an object being written has members yet: a comma goes before each but the first.
+struct Object {
+    empty: bool,
+}
+
+impl Object {
+    fn new() -> Object {
+        Object { empty: true }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    /// Writes `"name":value`, `value` being JSON text.
+    fn member(&mut self, json: &mut Vec<u8>, name: &str, value: &str) {
+        if !self.empty {
+            json.push(b',');
+        }
+        self.empty = false;
+        // A name without escapes is written as it came; one with them, escaped again.
+        serde_json::to_writer(&mut *json, name).expect("a string encodes");
+        json.push(b':');
+        json.extend_from_slice(value.as_bytes());
+    }
+}
+
+/// An object's members in order, each value's text as it is spelled.
+struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(MembersVisitor)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(Name(name)) = map.next_key()? {
+            members.push((name, map.next_value()?));
+        }
+        Ok(Members(members))
+    }
+}
+
+/// A member's name, borrowed from the text unless it has escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, name: &'de str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Borrowed(name)))
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
+                Ok(Name(Cow::Owned(name.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
