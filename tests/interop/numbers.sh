@@ -8,6 +8,10 @@
 #   - python-sdk: tests/interop/numbers/py_client.py
 # Uses the SDKs tests/interop/auth.sh installs (same cache); run that first. Exits non-zero on
 # any difference; binds 127.0.0.1 only.
+# The same clients then call the tool through mcp-gateway (issue 48): one gateway in front of the
+# example over Streamable HTTP and one in front of it over stdio. The result passes the gateway as
+# the example spelled it (`Client::call_tool_raw`, `ToolSource::answer`), and the integer beyond
+# 64 bits is refused by the gateway, as by the example, naming the member.
 set -euo pipefail
 
 INTEROP_NAME=interop-numbers
@@ -21,17 +25,17 @@ find_node
   die "the TypeScript and Python SDKs are not installed: run tests/interop/auth.sh first"
 
 # The same features as .ci/run's example build (the whole workspace's), so that CI reuses it.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --example echo)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --example echo --bin mcp-gateway)
 ECHO="$TARGET_DIR/debug/examples/echo"
 
 "$ECHO" 127.0.0.1:0 > /dev/null 2> "$LOGS/echo.err" &
-ECHO_PID=$!
-trap 'kill "$ECHO_PID" 2>/dev/null || true' EXIT
+kill_on_exit
+PIDS+=($!)
 URL=""
 for _ in $(seq 1 100); do
   URL="$(sed -n 's/.*serving \(http[^ ]*\).*/\1/p' "$LOGS/echo.err" | head -n1)"
   [ -n "$URL" ] && break
-  kill -0 "$ECHO_PID" 2>/dev/null || break
+  kill -0 "${PIDS[0]}" 2>/dev/null || break
   sleep 0.1
 done
 [ -n "$URL" ] || { cat "$LOGS/echo.err" >&2; die "the echo example did not start"; }
@@ -41,9 +45,9 @@ leg() {
   local name="$1"
   shift
   if out="$("$@" 2> "$LOGS/$name.err")"; then
-    printf '%-22s PASS  %s\n' "$name" "$out"
+    printf '%-24s PASS  %s\n' "$name" "$out"
   else
-    printf '%-22s FAIL  %s\n' "$name" "$(tail -n 5 "$LOGS/$name.err" | tr '\n' ' ')"
+    printf '%-24s FAIL  %s\n' "$name" "$(tail -n 5 "$LOGS/$name.err" | tr '\n' ' ')"
     failed=1
   fi
 }
@@ -52,4 +56,22 @@ leg typescript-sdk-stdio "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" std
 leg typescript-sdk-http "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" http "$URL"
 leg python-sdk-stdio "$PY" "$ROOT/tests/interop/numbers/py_client.py" stdio "$ECHO"
 leg python-sdk-http "$PY" "$ROOT/tests/interop/numbers/py_client.py" http "$URL"
+
+# Through the gateway: `echo` keeps its name (no prefix).
+gateway() {
+  local name="$1" upstream="$2" port
+  port=$(free_port)
+  printf 'listen = "127.0.0.1:%s"\n\n[[upstream]]\nname = "echo"\n%s\nprefix = ""\n' "$port" "$upstream" \
+    > "$LOGS/gateway-$name.toml"
+  "$TARGET_DIR/debug/mcp-gateway" --config "$LOGS/gateway-$name.toml" > "$LOGS/gateway-$name.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$port"
+  GATEWAY_URL="http://127.0.0.1:$port/mcp"
+}
+gateway http "url = \"$URL\""
+leg typescript-sdk-gw-http "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" http "$GATEWAY_URL"
+leg python-sdk-gw-http "$PY" "$ROOT/tests/interop/numbers/py_client.py" http "$GATEWAY_URL"
+gateway stdio "command = [\"$ECHO\"]"
+leg typescript-sdk-gw-stdio "$NODE" "$ROOT/tests/interop/numbers/ts_client.mjs" http "$GATEWAY_URL"
+leg python-sdk-gw-stdio "$PY" "$ROOT/tests/interop/numbers/py_client.py" http "$GATEWAY_URL"
 exit "$failed"
