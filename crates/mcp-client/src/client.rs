@@ -333,11 +333,12 @@ impl Client {
                 || call.options.hooks.input.as_ref().is_some_and(|input| {
                     input.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(mcp_types::ext::TASKS))
                 });
-            // A result decoded on arrival is complete (nothing else is decoded then).
-            if let Answer::Raw(raw) = &result {
-                check_result_type(call.method, raw, tasks)?;
+            // A result decoded on arrival is complete (nothing else is decoded then); one found
+            // complete here is marked so.
+            match result {
+                Answer::Raw(raw) if check_result_type(call.method, &raw, tasks)? => Ok(Answer::Complete(raw)),
+                result => Ok(result),
             }
-            Ok(result)
         };
         let result = exchange.instrument(operation.span().clone()).await;
         self.inner.session_clock.observe(&result);
@@ -381,7 +382,9 @@ impl Client {
             Err(Error::HttpStatus { status: 404, .. }) => self.has_legacy_session(),
             _ => false,
         };
-        if revive && call.era_override.is_none() && self.revive().await? {
+        // Boxed, as a task is followed: a rare path's future would otherwise be carried (and
+        // moved) by every request's.
+        if revive && call.era_override.is_none() && Box::pin(self.revive()).await? {
             // The request was lost with the process; it is retried once on the new one.
             first = self.send(call, self.inner.core.next_id()).await;
         }

@@ -24,6 +24,9 @@ pub(crate) type Reply = Result<Answer, ErrorObject>;
 pub(crate) enum Answer {
     /// The result's exact JSON text, for the caller to read.
     Raw(Box<RawValue>),
+    /// The same, its `resultType` checked and found complete (no task, no input round), so
+    /// that nothing reads the text for it again.
+    Complete(Box<RawValue>),
     /// A complete `tools/call` result, decoded from the response as it arrived, in one pass
     /// ([`OnePassResponse`]).
     ToolResult(Box<CallToolResult>),
@@ -35,7 +38,7 @@ impl Answer {
     /// The result as JSON text (a decoded result encoded again: nothing asks for that today).
     pub fn into_raw(self) -> Box<RawValue> {
         match self {
-            Answer::Raw(raw) => raw,
+            Answer::Raw(raw) | Answer::Complete(raw) => raw,
             Answer::ToolResult(result) => {
                 serde_json::value::to_raw_value(&result).expect("a CallToolResult always encodes")
             }
@@ -56,17 +59,27 @@ impl Answer {
         match self {
             Answer::ToolResult(result) => result.is_error == Some(true),
             Answer::ReadResult(_) => false,
-            Answer::Raw(_) if method != "tools/call" => false,
-            Answer::Raw(raw) if !crate::json_text::may_hold(raw.get(), r#""isError""#) => false,
-            Answer::Raw(raw) => serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true)),
+            Answer::Raw(_) | Answer::Complete(_) if method != "tools/call" => false,
+            Answer::Raw(raw) | Answer::Complete(raw) => {
+                crate::json_text::may_hold(raw.get(), r#""isError""#)
+                    && serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true))
+            }
         }
     }
 
     /// The raw text, unless the result was decoded as it arrived.
     pub fn as_raw(&self) -> Option<&RawValue> {
         match self {
-            Answer::Raw(raw) => Some(raw),
+            Answer::Raw(raw) | Answer::Complete(raw) => Some(raw),
             Answer::ToolResult(_) | Answer::ReadResult(_) => None,
+        }
+    }
+
+    /// The text of a result not known to be complete: it may be a task or an input round.
+    pub fn unsettled(&self) -> Option<&RawValue> {
+        match self {
+            Answer::Raw(raw) => Some(raw),
+            Answer::Complete(_) | Answer::ToolResult(_) | Answer::ReadResult(_) => None,
         }
     }
 }

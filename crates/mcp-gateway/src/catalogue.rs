@@ -556,10 +556,12 @@ impl Catalogue {
                 crate::config::Era::Modern => return Err(crate::era::pinned_modern(upstream.name(), refused, &error)),
                 crate::config::Era::Legacy => return Err(upstream_error(&upstream, &what, error)),
             }
-            upstream.choose_legacy(refused).await.map_err(Error::internal)?;
+            // Boxed, as is the call sent again: the path is rare, and a request's future carries
+            // its awaits' futures from the start.
+            Box::pin(upstream.choose_legacy(refused)).await.map_err(Error::internal)?;
             let lease = upstream.legacy_lease_for(ctx.principal()).await.map_err(Error::internal)?;
             tracing::info!(upstream = upstream.name(), %what, "sent again in the legacy era");
-            let outcome = held.bridge(&ctx, timeout, tasks, send(lease, own)).await?;
+            let outcome = Box::pin(held.bridge(&ctx, timeout, tasks, send(lease, own))).await?;
             outcome.map_err(|e| upstream_error(&upstream, &what, e))
         }))
     }

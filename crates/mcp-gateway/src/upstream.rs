@@ -218,16 +218,18 @@ impl Upstream {
     pub(crate) async fn lease_for(&self, caller: &Principal) -> Result<Lease, String> {
         match &self.callers {
             None => self.lease().map_err(|why| format!("upstream `{}` is unavailable: {why}", self.name())),
-            Some(callers) => self.caller_lease(callers, caller).await,
+            // Boxed: it may connect, and a connection's future would otherwise be part of every
+            // request's, moved with it whatever the path (about 10 KiB).
+            Some(callers) => Box::pin(self.caller_lease(callers, caller)).await,
         }
     }
 
     /// Like [`Upstream::lease_for`], in the legacy era (after [`Upstream::choose_legacy`]).
     pub(crate) async fn legacy_lease_for(&self, caller: &Principal) -> Result<Lease, String> {
         match &self.callers {
-            None => self.legacy_lease().await,
+            None => Box::pin(self.legacy_lease()).await,
             // Its connection is replaced, being in the era no longer used.
-            Some(callers) => self.caller_lease(callers, caller).await,
+            Some(callers) => Box::pin(self.caller_lease(callers, caller)).await,
         }
     }
 

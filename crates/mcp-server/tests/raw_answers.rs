@@ -32,7 +32,7 @@ impl Texts {
             // A legacy upstream's: no `resultType`; its `_meta` holds only its identity.
             "legacy" => r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"old","version":"1"}}}"#,
             "failed" => r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#,
-            "escaped" => r#"{"content":[],"\u0076endor":"v"}"#,
+            "escaped" => r#"{"content":[],"\u0076endor":"v","q\"uote":1}"#,
             // Not a CallToolResult: a `_meta` that is no object.
             "broken" => r#"{"content":[],"_meta":5}"#,
             _ => r#"{"content":[]}"#,
@@ -128,9 +128,9 @@ async fn a_raw_result_goes_out_as_spelled_with_the_servers_own_identity() {
         r#"{{"jsonrpc":"2.0","id":3,"result":{{"resultType":"complete","content":[],"_meta":{{"io.modelcontextprotocol/serverInfo":{info}}}}}}}"#
     );
     assert_eq!(bare, expected);
-    // A member name with an escape is written escaped again, meaning the same.
+    // A member name with an escape is written as JSON writes it, meaning the same.
     let escaped = ask_text(&mut client, call(4, "escaped")).await;
-    assert!(escaped.contains(r#""vendor":"v""#), "{escaped}");
+    assert!(escaped.contains(r#""vendor":"v","q\"uote":1"#), "{escaped}");
     assert_eq!(*source.asked.lock().unwrap(), ["answer"; 4]);
 }
 

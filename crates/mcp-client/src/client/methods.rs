@@ -146,10 +146,10 @@ impl Client {
     ) -> Result<CallToolResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
         let answer = self.start_tool_call(name, arguments, options.clone(), Wants::ToolResult).await?;
-        if let Some(raw) = answer.as_raw()
+        if let Some(raw) = answer.unsettled()
             && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
         {
-            return self.follow_task(raw, options).await;
+            return Box::pin(self.follow_task(raw, options)).await;
         }
         tool_result(answer)
     }
@@ -176,12 +176,14 @@ impl Client {
         options: CallOptions,
     ) -> Result<RawResult, Error> {
         let arguments = tool_arguments(name, arguments)?;
-        let raw = self.start_tool_call(name, arguments, options.clone(), Wants::Raw).await?.into_raw();
-        if result_type_is(&raw, mcp_types::ext::tasks::RESULT_TYPE_TASK) {
-            let result = self.follow_task(&raw, options).await?;
+        let answer = self.start_tool_call(name, arguments, options.clone(), Wants::Raw).await?;
+        if let Some(raw) = answer.unsettled()
+            && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
+        {
+            let result = Box::pin(self.follow_task(raw, options)).await?;
             return RawResult::new(&result).map_err(|e| Error::protocol(format!("tools/call result: {e}")));
         }
-        RawResult::from_raw(raw).map_err(|e| Error::protocol(format!("malformed tools/call result: {e}")))
+        RawResult::from_raw(answer.into_raw()).map_err(|e| Error::protocol(format!("malformed tools/call result: {e}")))
     }
 
     /// Follows the task a `tools/call` result announces to its end (cancelling it if dropped).

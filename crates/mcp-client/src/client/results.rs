@@ -44,15 +44,15 @@ pub(crate) fn result_type_is(result: &RawValue, wanted: &str) -> bool {
 
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
 /// `input_required`, and only `tools/call` may answer `task`, when the client declared the tasks
-/// extension; any other value is invalid.
-pub(super) fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<(), Error> {
+/// extension; any other value is invalid. `true`: complete.
+pub(super) fn check_result_type(method: &str, result: &RawValue, tasks: bool) -> Result<bool, Error> {
     if says_only_complete(result.get()) {
-        return Ok(());
+        return Ok(true);
     }
     match result_type(result).as_deref() {
-        None | Some("complete") => Ok(()),
-        Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(()),
-        Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(()),
+        None | Some("complete") => Ok(true),
+        Some("input_required") if matches!(method, "tools/call" | "prompts/get" | "resources/read") => Ok(false),
+        Some(mcp_types::ext::tasks::RESULT_TYPE_TASK) if tasks && method == "tools/call" => Ok(false),
         Some(other) => Err(Error::protocol(format!("{method} returned the unrecognized resultType {other:?}"))),
     }
 }

@@ -259,7 +259,7 @@ impl Client {
     ) -> Result<ToolCall, Error> {
         let arguments = tool_arguments(name, arguments)?;
         let answer = self.start_tool_call(name, arguments, options.clone(), Wants::ToolResult).await?;
-        if let Some(raw) = answer.as_raw()
+        if let Some(raw) = answer.unsettled()
             && result_type_is(raw, mcp_types::ext::tasks::RESULT_TYPE_TASK)
         {
             return TaskHandle::created(self, raw, options).map(ToolCall::Task);

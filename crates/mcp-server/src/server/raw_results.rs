@@ -45,10 +45,11 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
     if named("resultType") > 1 || named("_meta") > 1 || named("isError") > 1 {
         return None;
     }
-    let mut json = Vec::with_capacity(result.len() + server_info.map_or(0, str::len) + 128);
-    json.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    serde_json::to_writer(&mut json, id).ok()?;
-    json.extend_from_slice(b",\"result\":{");
+    // Written as text: each piece is already UTF-8, so the whole is not checked again.
+    let mut json = String::with_capacity(result.len() + server_info.map_or(0, str::len) + 128);
+    json.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    json.push_str(&serde_json::to_string(id).ok()?);
+    json.push_str(",\"result\":{");
     let mut object = Object::new();
     if era == Era::Modern && named("resultType") == 0 {
         object.member(&mut json, "resultType", "\"complete\"");
@@ -65,21 +66,21 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
         }
     }
     if let (Some(info), 0) = (server_info, named("_meta")) {
-        let mut meta = Vec::with_capacity(info.len() + 48);
-        meta.push(b'{');
+        let mut meta = String::with_capacity(info.len() + 48);
+        meta.push('{');
         Object::new().member(&mut meta, SERVER_INFO, info);
-        meta.push(b'}');
-        object.member(&mut json, "_meta", std::str::from_utf8(&meta).ok()?);
+        meta.push('}');
+        object.member(&mut json, "_meta", &meta);
     }
-    json.extend_from_slice(b"}}");
-    Some((String::from_utf8(json).ok()?, is_error))
+    json.push_str("}}");
+    Some((json, is_error))
 }
 
 /// `_meta` without the source's identity, with `server_info` if given; left out if empty.
-fn write_meta(json: &mut Vec<u8>, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
+fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
     let Members(members) = serde_json::from_str(meta).ok()?;
-    let mut inner = Vec::with_capacity(meta.len() + server_info.map_or(0, str::len) + 2);
-    inner.push(b'{');
+    let mut inner = String::with_capacity(meta.len() + server_info.map_or(0, str::len) + 2);
+    inner.push('{');
     let mut written = Object::new();
     for (key, value) in &members {
         if key != SERVER_INFO {
@@ -89,9 +90,9 @@ fn write_meta(json: &mut Vec<u8>, object: &mut Object, meta: &str, server_info: 
     if let Some(info) = server_info {
         written.member(&mut inner, SERVER_INFO, info);
     }
-    inner.push(b'}');
+    inner.push('}');
     if !written.is_empty() {
-        object.member(json, "_meta", std::str::from_utf8(&inner).ok()?);
+        object.member(json, "_meta", &inner);
     }
     Some(())
 }
@@ -111,15 +112,21 @@ impl Object {
     }
 
     /// Writes `"name":value`, `value` being JSON text.
-    fn member(&mut self, json: &mut Vec<u8>, name: &str, value: &str) {
+    fn member(&mut self, json: &mut String, name: &str, value: &str) {
         if !self.empty {
-            json.push(b',');
+            json.push(',');
         }
         self.empty = false;
-        // A name without escapes is written as it came; one with them, escaped again.
-        serde_json::to_writer(&mut *json, name).expect("a string encodes");
-        json.push(b':');
-        json.extend_from_slice(value.as_bytes());
+        // A name that needs no escape is written as it came; one that does, escaped again.
+        if name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+            json.push_str(&serde_json::to_string(name).expect("a string encodes"));
+        } else {
+            json.push('"');
+            json.push_str(name);
+            json.push('"');
+        }
+        json.push(':');
+        json.push_str(value);
     }
 }
 
