@@ -181,3 +181,56 @@ impl<'de> Deserialize<'de> for Name<'de> {
         deserializer.deserialize_str(NameVisitor)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Results the typed path accepts, written every way this file handles.
+    const RESULTS: &[&str] = &[
+        r#"{"content":[]}"#,
+        r#"{"content":[{"type":"text","text":"a \"quoted\"\nline"}],"isError":true}"#,
+        r#"{"resultType":"complete","content":[],"structuredContent":{"n":[1,2.5,-0.0]}}"#,
+        r#"{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}"#,
+        r#"{"content":[],"_meta":{"trace":"t","io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}}}"#,
+        r#"{"content":[],"_meta":{}}"#,
+        r#"{ "content" : [ ] , "vendor" : { "k" : null } , "isError" : false }"#,
+        r#"{"content":[],"\u0076endor":"v","ttlMs":5,"cacheScope":"public"}"#,
+    ];
+
+    fn parsed(message: &Outgoing) -> Value {
+        serde_json::from_str(&message.json).unwrap_or_else(|e| panic!("{e}: {}", message.json))
+    }
+
+    #[test]
+    fn a_raw_result_goes_out_as_its_decoded_value_would() {
+        for info_in_results in [true, false] {
+            let mut options = crate::Options::default();
+            options.server_info_in_results = info_in_results;
+            let server = Server::builder("t", "1").options(options).build().unwrap();
+            for text in RESULTS {
+                for era in [Era::Modern, Era::Legacy] {
+                    let id = RequestId::Integer(7.into());
+                    let raw = mcp_types::RawResult::from_text((*text).to_owned()).unwrap();
+                    let written = server.respond_raw_tool(&id, era, &raw);
+                    let mut typed: mcp_types::CallToolResult = raw.decode().unwrap();
+                    if let Some(meta) = &mut typed.meta {
+                        meta.server_info = None;
+                    }
+                    let expected = server.respond_tool(&id, era, typed);
+                    let mut got = parsed(&written);
+                    let mut want = parsed(&expected);
+                    // The typed path keeps an empty `_meta`; the raw one leaves it out.
+                    for message in [&mut got, &mut want] {
+                        let result = message["result"].as_object_mut().unwrap();
+                        if result.get("_meta").is_some_and(|meta| meta.as_object().is_some_and(|m| m.is_empty())) {
+                            result.remove("_meta");
+                        }
+                    }
+                    assert_eq!(got, want, "{era:?}, serverInfo {info_in_results}: {text}\n{}", written.json);
+                    assert_eq!(written.outcome, expected.outcome, "{text}");
+                }
+            }
+        }
+    }
+}
