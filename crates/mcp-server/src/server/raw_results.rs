@@ -205,8 +205,7 @@ mod tests {
     #[test]
     fn a_raw_result_goes_out_as_its_decoded_value_would() {
         for info_in_results in [true, false] {
-            let mut options = crate::Options::default();
-            options.server_info_in_results = info_in_results;
+            let options = Options { server_info_in_results: info_in_results, ..Default::default() };
             let server = Server::builder("t", "1").options(options).build().unwrap();
             for text in RESULTS {
                 for era in [Era::Modern, Era::Legacy] {
