@@ -1,0 +1,185 @@
+//! The core's tests: routing, and the one-pass delivery of results.
+
+use super::*;
+
+#[test]
+fn routes_responses_progress_subscriptions_and_requests() {
+    let core = Core::new(Handlers::new(), Limits::default());
+    let id = core.next_id();
+    let mut rx = core.expect(id.clone(), Wants::Raw);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    core.watch_progress("\"t\"".into(), Arc::new(move |p| sink.lock().unwrap().push(p.progress)));
+    assert!(
+        core.dispatch(
+            &json!({"jsonrpc":"2.0","method":"notifications/progress",
+        "params":{"progressToken":"t","progress":0.5}})
+            .to_string(),
+            None
+        )
+        .is_none()
+    );
+    assert_eq!(*seen.lock().unwrap(), vec![0.5]);
+    let sub_id = core.next_id();
+    let mut sub = core.subscribe(sub_id.clone());
+    core.dispatch(
+        &json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed",
+        "params":{"_meta":{"io.modelcontextprotocol/subscriptionId": sub_id}}})
+        .to_string(),
+        None,
+    );
+    assert!(sub.try_recv().is_ok());
+    let request = core.dispatch(&json!({"jsonrpc":"2.0","id":"s1","method":"ping"}).to_string(), None).unwrap();
+    assert_eq!(request.method, "ping");
+    // Garbage is ignored, not fatal.
+    assert!(core.dispatch(&json!([1, 2]).to_string(), None).is_none());
+    assert!(core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":7}).to_string(), None).is_none());
+    assert!(rx.try_recv().unwrap().is_err(), "a non-object result is a protocol violation");
+    let id = core.next_id();
+    let mut rx = core.expect(id.clone(), Wants::Raw);
+    core.dispatch(&json!({"jsonrpc":"2.0","id":id,"result":{"ok":true}}).to_string(), None);
+    assert_eq!(rx.try_recv().unwrap().unwrap().unwrap().into_raw().get(), r#"{"ok":true}"#);
+}
+
+mod one_pass {
+    use super::*;
+
+    /// What a request wanting `wants` receives when the server sends `text` (`ID` its id).
+    fn delivered(text: &str, wants: Wants) -> Answer {
+        let core = Core::new(Handlers::new(), Limits::default());
+        let mut rx = core.expect(RequestId::Integer(7), wants);
+        assert!(core.dispatch(text, None).is_none());
+        rx.try_recv().expect("delivered").expect("a response").expect("a result")
+    }
+
+    const CONTENT: &str = r#"[{"type":"text","text":"a \"quoted\" line\n"}]"#;
+
+    #[test]
+    fn a_complete_tool_result_is_decoded_as_it_arrives() {
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":{CONTENT},"resultType":"complete"}}}}"#),
+            // Older servers write no resultType; whitespace anywhere.
+            format!("{{ \"id\" : 7 ,\n \"jsonrpc\":\"2.0\", \"result\": {{\"content\":{CONTENT}}} }}\n"),
+        ] {
+            let Answer::ToolResult(result) = delivered(&text, Wants::ToolResult) else {
+                panic!("not one pass: {text}")
+            };
+            let general = delivered(&text, Wants::Raw).into_raw();
+            assert_eq!(*result, serde_json::from_str::<CallToolResult>(general.get()).unwrap());
+            assert_eq!(result.content.len(), 1);
+        }
+    }
+
+    #[test]
+    fn anything_but_a_complete_result_written_as_usual_is_delivered_raw() {
+        for text in [
+            // Not complete: the caller follows the task or answers the input requests.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"task","task":{"taskId":"t"}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+            // Unknown or malformed: the caller's checks name it.
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"weird","content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":7,"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":"no list"}}"#,
+            // Another member order, or a member after the result.
+            r#"{"result":{"content":[]},"jsonrpc":"2.0","id":7}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"extra":1}"#,
+        ] {
+            let answer = delivered(text, Wants::ToolResult);
+            let Answer::Raw(raw) = answer else { panic!("decoded on arrival: {text}") };
+            assert_eq!(raw.get(), delivered(text, Wants::Raw).into_raw().get(), "{text}");
+        }
+        // Only a tools/call wants its result decoded.
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+        assert!(matches!(delivered(text, Wants::Raw), Answer::Raw(_)));
+    }
+
+    #[test]
+    fn a_complete_resource_read_is_decoded_as_it_arrives() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"file:///a","text":"x"}],"ttlMs":5}}"#;
+        let Answer::ReadResult(result) = delivered(text, Wants::ReadResult) else { panic!("not one pass") };
+        let general = delivered(text, Wants::Raw).into_raw();
+        assert_eq!(*result, serde_json::from_str::<ReadResourceResult>(general.get()).unwrap());
+        assert!(!Answer::ReadResult(result).is_tool_error("resources/read"));
+        let more = r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","requestState":"s"}}"#;
+        assert!(matches!(delivered(more, Wants::ReadResult), Answer::Raw(_)));
+        assert_eq!(Wants::for_method("resources/read"), Wants::ReadResult);
+        assert_eq!(Wants::for_method("prompts/get"), Wants::Raw);
+    }
+
+    #[test]
+    fn a_one_pass_result_for_no_one_is_dropped_and_an_error_is_an_error() {
+        let core = Core::new(Handlers::new(), Limits::default());
+        let mut rx = core.expect(RequestId::Integer(7), Wants::ToolResult);
+        core.dispatch(r#"{"jsonrpc":"2.0","id":8,"result":{"content":[]}}"#, None);
+        assert!(rx.try_recv().is_err(), "nothing for request 7 yet");
+        core.dispatch(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no such tool"}}"#, None);
+        let error = rx.try_recv().unwrap().unwrap().unwrap_err();
+        assert_eq!(error.code, -32602);
+        assert_eq!(core.records_in_flight(), 0);
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn an_http_response_body_is_read_the_same_way() {
+        let id = RequestId::Integer(7);
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}"#;
+        let Some(Ok(Ok(Answer::ToolResult(result)))) = as_reply_to(text, &id, Wants::ToolResult) else { panic!() };
+        assert_eq!(result.is_error, Some(true));
+        assert!(Answer::ToolResult(result).is_tool_error("tools/call"));
+        // The body of another request's exchange answers nothing.
+        assert!(as_reply_to(text, &RequestId::Integer(8), Wants::ToolResult).is_none());
+        let Some(Ok(Ok(Answer::Raw(raw)))) = as_reply_to(text, &id, Wants::Raw) else { panic!() };
+        assert!(Answer::Raw(raw).is_tool_error("tools/call"));
+    }
+}
+
+#[cfg(all(test, feature = "otel"))]
+mod answer_spans {
+    use opentelemetry::trace::SpanKind;
+    use serde_json::{Value, json};
+
+    use super::{Core, Handlers, Limits, ServerRequest};
+    use crate::telemetry::recorded;
+
+    const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const PARENT_ID: &str = "00f067aa0ba902b7";
+
+    #[test]
+    fn a_server_request_is_answered_in_a_child_of_the_context_in_its_meta() {
+        let spans = recorded(|| {
+            let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
+            let request = ServerRequest {
+                id: json!("s-1"),
+                method: "roots/list".into(),
+                params: json!({"_meta": {"traceparent": format!("00-{TRACE_ID}-{PARENT_ID}-01")}}),
+                related: None,
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let answer = runtime.block_on(core.answer(&request));
+            assert_eq!(answer["result"], json!({"roots": []}));
+        });
+        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
+        assert_eq!(span.span_kind, SpanKind::Server);
+        assert_eq!(span.span_context.trace_id().to_string(), TRACE_ID);
+        assert_eq!(span.parent_span_id.to_string(), PARENT_ID);
+        let id = span.attributes.iter().find(|kv| kv.key.as_str() == "jsonrpc.request.id");
+        assert_eq!(id.map(|kv| kv.value.to_string()).as_deref(), Some("s-1"));
+    }
+
+    #[test]
+    fn a_failed_answer_names_its_code() {
+        let spans = recorded(|| {
+            let core = Core::new(Handlers::new(), Limits::default());
+            let request =
+                ServerRequest { id: json!(3), method: "roots/list".into(), params: Value::Null, related: None };
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let answer = runtime.block_on(core.answer(&request));
+            assert_eq!(answer["error"]["code"], -32600);
+        });
+        let span = spans.iter().find(|s| s.name == "roots/list").expect("a roots/list span");
+        let attribute =
+            |key: &str| span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string());
+        assert_eq!(attribute("error.type").as_deref(), Some("-32600"));
+        assert_eq!(attribute("rpc.response.status_code").as_deref(), Some("-32600"));
+    }
+}
