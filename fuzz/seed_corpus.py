@@ -129,6 +129,16 @@ def server_sessions():
                for id in ["-0", "-0.0", "1.0", "1e3", "18446744073709551616"]]
     seeds.append("\n".join(odd_ids))
     seeds.append("\n".join([compact(initialize), compact(initialized)] + odd_ids))
+    # A tool source's result written out as its text says (`verbatim`), in both eras.
+    results = ['{"content":[],"structuredContent":{"n":1.0E2,"z":-0.0},"vendor":[1, 2]}',
+               '{"resultType":"complete","content":[],"isError":true,"_meta":{"io.modelcontextprotocol/serverInfo":{}}}',
+               '{"content":[],"_meta":5}', '{"content":[],"\\u0076endor":"v","ttlMs":1}']
+    verbatim = [request(20 + n, "tools/call", {"name": "verbatim", "arguments": {"text": text}})
+                for n, text in enumerate(results)]
+    seeds.append("\n".join(line for message in verbatim for line in (mirrors(message), compact(message))))
+    seeds.append("\n".join([compact(initialize), compact(initialized)] + [
+        compact(legacy(20 + n, "tools/call", {"name": "verbatim", "arguments": {"text": text}}))
+        for n, text in enumerate(results)]))
     listen = request(4, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     seeds.append("\n".join([compact(listen), compact(request(5, "server/discover"))]))
     return seeds

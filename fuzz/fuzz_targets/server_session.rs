@@ -15,14 +15,15 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use libfuzzer_sys::fuzz_target;
+use mcp_server::dynamic::{AnswerFuture, ToolAnswer, ToolFuture, ToolSource};
 use mcp_server::{
     Context, Error, Mirrors, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, Session,
     SkillRoute, TaskSupport, ToolRoute, text_result,
 };
 use mcp_types::{
-    ClientCapabilities, CompleteResultCompletion, ContentBlock, GetPromptResult, JsonObject, LoggingLevel, Prompt,
-    PromptArgument, PromptMessage, ReadResourceResultContentsItem, RequestId, Resource, ResourceTemplate, Role,
-    SamplingCapability, TextContent, TextResourceContents, Tool,
+    CallToolRequestParams, ClientCapabilities, CompleteResultCompletion, ContentBlock, GetPromptResult, JsonObject,
+    LoggingLevel, Prompt, PromptArgument, PromptMessage, RawResult, ReadResourceResultContentsItem, RequestId,
+    Resource, ResourceTemplate, Role, SamplingCapability, TextContent, TextResourceContents, Tool,
 };
 use serde_json::{Value, json};
 
@@ -130,6 +131,7 @@ fn server() -> &'static Server {
                 )
                 .expect("a valid skill"),
             )
+            .tool_source(std::sync::Arc::new(Verbatim))
             .completion(|_, params| async move {
                 let values = ["alpha", "beta"].into_iter().filter(|v| v.starts_with(&params.argument.value));
                 Ok(CompleteResultCompletion::new(values.map(str::to_owned).collect()))
@@ -137,6 +139,31 @@ fn server() -> &'static Server {
             .build()
             .expect("a well-formed server")
     })
+}
+
+/// A tool source whose one tool, `verbatim`, answers its `text` argument as the result's text
+/// (`ToolSource::answer`), which the server writes out unread: the fuzzer's text reaches
+/// `server/raw_results.rs` as an upstream's result would.
+struct Verbatim;
+
+impl ToolSource for Verbatim {
+    fn tools(&self, _caller: &mcp_server::Principal) -> std::sync::Arc<[Tool]> {
+        [Tool::new(mcp_types::ObjectSchema::default(), "verbatim")].into()
+    }
+
+    fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        let answer = self.answer(ctx, params);
+        Box::pin(async move { answer.await?.decode() })
+    }
+
+    fn answer(&self, _ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
+        let text = params.arguments.as_ref().and_then(|a| a.get("text")).and_then(Value::as_str);
+        let answer = match text.map(|text| RawResult::from_text(text.to_owned())) {
+            Some(Ok(raw)) => Ok(ToolAnswer::Raw(raw)),
+            _ => Err(Error::invalid_params("verbatim needs `text`: a JSON object")),
+        };
+        Box::pin(std::future::ready(answer))
+    }
 }
 
 fn mirrors(spec: &[u8]) -> Mirrors {
