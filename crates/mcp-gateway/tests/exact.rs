@@ -18,12 +18,16 @@ use common::{Upstream, client, config, serve};
 const STRUCTURED: &str = r#""structuredContent":{"n":1.0E2,"z":-0.0,"big":123456789012345678901234567890}"#;
 const VENDOR: &str = r#""vendor":{"k":[1, 2]}"#;
 
-/// An upstream whose one tool, `spelled`, answers text written by hand.
+/// An upstream whose tools answer text written by hand: `spelled`, and `named`, whose `_meta`
+/// names a server (one behind the upstream, say).
 struct Spelled;
+
+/// The identity `named` carries.
+const INNER: &str = r#"{"name":"inner","version":"0"}"#;
 
 impl ToolSource for Spelled {
     fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
-        [Tool::new(ObjectSchema::default(), "spelled")].into()
+        [Tool::new(ObjectSchema::default(), "spelled"), Tool::new(ObjectSchema::default(), "named")].into()
     }
 
     fn call(&self, ctx: Context, params: CallToolRequestParams) -> ToolFuture {
@@ -31,9 +35,13 @@ impl ToolSource for Spelled {
         Box::pin(async move { answer.await?.decode() })
     }
 
-    fn answer(&self, _ctx: Context, _params: CallToolRequestParams) -> AnswerFuture {
-        let text =
-            format!(r#"{{"content":[{{"type":"text","text":"x"}}],{STRUCTURED},{VENDOR},"_meta":{{"trace":"t1"}}}}"#);
+    fn answer(&self, _ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
+        let text = match params.name.as_str() {
+            "named" => format!(r#"{{"content":[],"_meta":{{"io.modelcontextprotocol/serverInfo":{INNER}}}}}"#),
+            _ => format!(
+                r#"{{"content":[{{"type":"text","text":"x"}}],{STRUCTURED},{VENDOR},"_meta":{{"trace":"t1"}}}}"#
+            ),
+        };
         Box::pin(std::future::ready(Ok(ToolAnswer::Raw(RawResult::from_text(text).unwrap()))))
     }
 }
@@ -72,6 +80,8 @@ async fn a_result_passes_as_the_upstream_spelled_it_in_every_pair_of_eras() {
                 ),
             };
             assert_eq!(text, expected, "{case}");
+            let named = caller.call_tool_raw("named", serde_json::json!({}), CallOptions::default()).await.unwrap();
+            assert!(!named.get().contains("inner"), "{case}: {}", named.get());
             // The typed call refuses the integer no type holds, naming it.
             let refused = caller.call_tool("spelled", serde_json::json!({})).await.unwrap_err().to_string();
             assert!(refused.contains("123456789012345678901234567890"), "{case}: {refused}");
@@ -91,6 +101,10 @@ async fn a_layer_that_reads_results_has_them_decoded_and_a_number_no_type_holds_
     let refused = caller.call_tool_raw("spelled", serde_json::json!({}), CallOptions::default()).await.unwrap_err();
     let refused = refused.to_string();
     assert!(refused.contains("upstream `up` failed the call to spelled: protocol error"), "{refused}");
+    // Decoded or not, a result names the gateway as its server, never one behind it.
+    let named = caller.call_tool("named", serde_json::json!({})).await.unwrap();
+    let server = named.meta.and_then(|meta| meta.server_info).expect("the gateway's identity");
+    assert_eq!(server.name, "mcp-gateway");
     let lines = std::fs::read_to_string(&log).unwrap();
     let line: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
     assert_eq!(line["method"], "tools/call", "{line}");

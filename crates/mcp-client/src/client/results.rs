@@ -114,13 +114,16 @@ mod tests {
 
     #[test]
     fn result_types_are_checked_per_method() {
-        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#), false).is_ok());
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#), false).is_ok());
+        // `true`: complete; `false`: a round or a task the caller goes on with.
+        assert!(check_result_type("tools/list", &raw(r#"{"tools":[]}"#), false).unwrap());
+        assert!(check_result_type("tools/call", &raw(r#"{"content":[{"resultType":"x"}]}"#), false).unwrap());
+        assert!(check_result_type("tools/call", &raw(r#"{"content":[],"resultType":"complete"}"#), false).unwrap());
+        assert!(!check_result_type("tools/call", &raw(r#"{"resultType":"input_required"}"#), false).unwrap());
         assert!(check_result_type("tools/list", &raw(r#"{"resultType":"input_required"}"#), false).is_err());
         assert!(check_result_type("tools/call", &raw(r#"{"resultType":"weird"}"#), false).is_err());
         assert!(check_result_type("tools/call", &raw(r#"{"resultType":7}"#), false).is_err());
         // A task only for a client that declared the extension, and only from tools/call.
-        assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).is_ok());
+        assert!(!check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), true).unwrap());
         assert!(check_result_type("tools/call", &raw(r#"{"resultType":"task"}"#), false).is_err());
         assert!(check_result_type("prompts/get", &raw(r#"{"resultType":"task"}"#), true).is_err());
     }
