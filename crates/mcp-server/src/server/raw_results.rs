@@ -17,14 +17,14 @@ impl Server {
     /// The response carrying a tool's result as text. Text whose members cannot be written out
     /// as they are (a `_meta` that is no object, a member this writes twice) is decoded and
     /// written as a typed result, or refused as one would be.
-    pub(super) fn respond_raw_tool(&self, id: &RequestId, era: Era, raw: &mcp_types::RawResult) -> Outgoing {
+    pub(super) fn respond_raw_tool(&self, id: &RequestId, era: Era, raw: mcp_types::RawResult) -> Outgoing {
         let server_info =
             (era == Era::Modern && self.inner.options.server_info_in_results).then_some(self.inner.info_json.as_str());
         if let Some((json, is_error)) = write_out(id, era, raw.get(), server_info) {
             let message = Outgoing::response(json);
             return if is_error { message.tool_error() } else { message };
         }
-        match ToolAnswer::Raw(raw.clone()).decode() {
+        match ToolAnswer::Raw(raw).decode() {
             Ok(mut result) => {
                 if let Some(meta) = &mut result.meta {
                     meta.server_info = None;
@@ -65,12 +65,8 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
             }
         }
     }
-    if let (Some(info), 0) = (server_info, named("_meta")) {
-        let mut meta = String::with_capacity(info.len() + 48);
-        meta.push('{');
-        Object::new().member(&mut meta, SERVER_INFO, info);
-        meta.push('}');
-        object.member(&mut json, "_meta", &meta);
+    if named("_meta") == 0 {
+        write_meta(&mut json, &mut object, "{}", server_info)?;
     }
     json.push_str("}}");
     Some((json, is_error))
@@ -211,8 +207,8 @@ mod tests {
                 for era in [Era::Modern, Era::Legacy] {
                     let id = RequestId::Integer(7.into());
                     let raw = mcp_types::RawResult::from_text((*text).to_owned()).unwrap();
-                    let written = server.respond_raw_tool(&id, era, &raw);
                     let mut typed: mcp_types::CallToolResult = raw.decode().unwrap();
+                    let written = server.respond_raw_tool(&id, era, raw);
                     if let Some(meta) = &mut typed.meta {
                         meta.server_info = None;
                     }

@@ -207,7 +207,7 @@ impl Server {
                 }
                 outcome.map(|answer| match answer {
                     ToolAnswer::Decoded(result) => self.respond_tool(id, era, result),
-                    ToolAnswer::Raw(raw) => self.respond_raw_tool(id, era, &raw),
+                    ToolAnswer::Raw(raw) => self.respond_raw_tool(id, era, raw),
                 })
             }
             (Decoded::Read(params), None) => self.read(id, ctx.clone(), params).await.map(|contents| {
