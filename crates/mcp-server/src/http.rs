@@ -190,6 +190,11 @@ struct Entry {
 /// The router applies the body size limit and timeout, the session limits and the replay
 /// budget; [`serve`] adds the connection cap and the header read timeout.
 pub fn router(server: Server, config: HttpConfig) -> Router {
+    routes(server, config).0
+}
+
+/// [`router`], and the endpoint's state, for serving the endpoint's path without routing.
+fn routes(server: Server, config: HttpConfig) -> (Router, Arc<Shared>) {
     let path = config.path.clone();
     // The metadata lists the scopes the routes need: a client registers for them.
     #[cfg(feature = "auth")]
@@ -216,7 +221,7 @@ pub fn router(server: Server, config: HttpConfig) -> Router {
         }),
         None => router,
     };
-    router.with_state(shared)
+    (router.with_state(Arc::clone(&shared)), shared)
 }
 
 /// Serves until the listener fails.
@@ -240,8 +245,9 @@ pub async fn serve_with_shutdown(
     if let Some(authorization) = config.authorization.clone() {
         tokio::spawn(log_authorization_check(authorization));
     }
-    let app = router(server, config);
-    serve_router(listener, app, limits, shutdown).await
+    // Nothing is layered onto this router, so its endpoint is served without routing.
+    let (app, shared) = routes(server, config);
+    connections::serve_endpoint_direct(listener, app, shared, limits, shutdown).await
 }
 
 /// Says once, at start, whether access tokens can be verified as configured (the issuer's
@@ -371,7 +377,7 @@ async fn post(
     }
     let limit = shared.config.max_body_bytes;
     let deadline = shared.config.body_read_timeout;
-    let bytes = match tokio::time::timeout(deadline, axum::body::to_bytes(body, limit)).await {
+    let bytes = match tokio::time::timeout(deadline, read_body(body, limit)).await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(_)) => {
             return error(StatusCode::PAYLOAD_TOO_LARGE, None, &format!("The request body exceeds {limit} bytes"));
@@ -751,6 +757,29 @@ fn method_of(bytes: &[u8]) -> Option<String> {
         method: Option<String>,
     }
     serde_json::from_slice::<Method>(bytes).ok()?.method
+}
+
+/// A request's whole body, refused past `limit` bytes. A body that arrived in one piece (the usual
+/// request) is taken as it came, without being collected into a list and copied out of it.
+async fn read_body(mut body: Body, limit: usize) -> Result<axum::body::Bytes, ()> {
+    use axum::body::HttpBody as _;
+    if body.size_hint().lower() > limit as u64 {
+        return Err(());
+    }
+    let mut collected = Vec::new();
+    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+        let Ok(data) = frame.map_err(drop)?.into_data() else {
+            continue; // trailers
+        };
+        if collected.len() + data.len() > limit {
+            return Err(());
+        }
+        if collected.is_empty() && body.is_end_stream() {
+            return Ok(data);
+        }
+        collected.extend_from_slice(&data);
+    }
+    Ok(collected.into())
 }
 
 fn json_body(status: StatusCode, json: String) -> Response {

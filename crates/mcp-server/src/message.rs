@@ -193,6 +193,9 @@ impl Outgoing {
 pub struct Reply {
     /// Messages known before the reply was made, sent before anything from `rx`.
     queued: VecDeque<Outgoing>,
+    /// The response, sent after `queued`: kept apart so that a reply of a response alone
+    /// allocates no queue.
+    last: Option<Outgoing>,
     /// The rest of the handler: it sends its messages to `rx` and ends with its response (none
     /// when it was stopped or panicked).
     running: Option<BoxFuture<'static, Option<Outgoing>>>,
@@ -232,18 +235,28 @@ impl Stop {
 
 impl Reply {
     pub(crate) fn ready(message: Outgoing) -> Self {
-        Self::finished(VecDeque::from([message]))
+        Self::finished(VecDeque::new(), Some(message))
     }
 
     /// A reply whose messages are all known: a handler's notifications, then its response.
-    pub(crate) fn finished(messages: VecDeque<Outgoing>) -> Self {
-        Reply { queued: messages, running: None, rx: None, open: None, stop: None, done: false, long_lived: false }
+    pub(crate) fn finished(messages: VecDeque<Outgoing>, response: Option<Outgoing>) -> Self {
+        Reply {
+            queued: messages,
+            last: response,
+            running: None,
+            rx: None,
+            open: None,
+            stop: None,
+            done: false,
+            long_lived: false,
+        }
     }
 
     /// A reply whose messages come from a task of its own.
     pub(crate) fn streaming(rx: SinkReceiver, task: AbortHandle) -> Self {
         Reply {
             queued: VecDeque::new(),
+            last: None,
             running: None,
             rx: Some(rx),
             open: None,
@@ -264,6 +277,7 @@ impl Reply {
     ) -> Self {
         Reply {
             queued: VecDeque::new(),
+            last: None,
             running: Some(running),
             rx: Some(rx),
             open,
@@ -271,6 +285,11 @@ impl Reply {
             done: false,
             long_lived: false,
         }
+    }
+
+    /// The next known message: the queued ones, then the response.
+    fn pop(&mut self) -> Option<Outgoing> {
+        self.queued.pop_front().or_else(|| self.last.take())
     }
 
     pub(crate) fn long_lived(mut self) -> Self {
@@ -283,7 +302,7 @@ impl Reply {
         if self.rx.is_some() {
             return None;
         }
-        self.queued.back().filter(|message| message.is_response())
+        self.last.as_ref().or(self.queued.back()).filter(|message| message.is_response())
     }
 
     /// Whether this reply is a subscription that lasts until cancelled, rather than a request
@@ -313,11 +332,11 @@ impl Stream for Reply {
                     }
                     // After the receiver: a sender dropped first would wake it.
                     this.open = None;
-                    this.queued.extend(response);
+                    this.last = response;
                 }
                 // While it runs, what it sends so far; the end of `rx` is not the end of the reply.
                 Poll::Pending => {
-                    let sent = match this.queued.pop_front() {
+                    let sent = match this.pop() {
                         Some(message) => Some(message),
                         None => match this.rx.as_mut().map(|rx| rx.poll_recv(cx)) {
                             Some(Poll::Ready(Some(message))) => Some(*message),
@@ -334,7 +353,7 @@ impl Stream for Reply {
                 }
             }
         }
-        let next = match this.queued.pop_front() {
+        let next = match this.pop() {
             Some(message) => Poll::Ready(Some(message)),
             None => match this.rx.as_mut() {
                 Some(rx) => rx.poll_recv(cx).map(|message| message.map(|message| *message)),

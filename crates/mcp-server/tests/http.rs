@@ -621,6 +621,32 @@ async fn bodies_over_the_limit_are_413() {
     assert_eq!(status, StatusCode::OK);
 }
 
+/// A body sent in chunks is read whole, and its limit counts every chunk.
+#[tokio::test]
+async fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
+    let mut config = HttpConfig::default();
+    config.max_body_bytes = 1024;
+    let http = start_with(&server(), config).await;
+    let post = |text: &str| {
+        let body = modern(7, "tools/call", json!({ "name": "echo", "arguments": { "text": text } })).to_string();
+        let (head, tail) = body.split_at(body.len() / 3);
+        let (middle, tail) = tail.split_at(tail.len() / 2);
+        let chunks: String =
+            [head, middle, tail].iter().map(|chunk| format!("{:x}\r\n{chunk}\r\n", chunk.len())).collect();
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
+             Mcp-Name: echo\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{chunks}0\r\n\r\n"
+        )
+    };
+    let (status, response) = raw_status(&http.url, &post("in three pieces")).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(response.contains(r#""text":"echo: in three pieces""#), "{response}");
+
+    let (status, response) = raw_status(&http.url, &post(&"x".repeat(1100))).await;
+    assert_eq!(status, 413, "{response}");
+}
+
 #[tokio::test]
 async fn get_and_delete_need_a_session() {
     let http = start(&server()).await;

@@ -5,6 +5,8 @@ use std::net::IpAddr;
 
 use super::*;
 use crate::shares::Shares;
+use hyper::body::Incoming;
+use tower::ServiceExt as _;
 
 /// What [`serve_router`] limits, taken from the [`HttpConfig`] the router was made with.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +50,59 @@ pub async fn serve_router(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_connections(listener, limits, shutdown, move |remote| {
+        // The remote address, as axum's `into_make_service_with_connect_info` would give it: the
+        // per-client shares of sessions and streams read it. Inserted into each request rather
+        // than layered onto a copy of the router, which would wrap (and box) every route again.
+        hyper_util::service::TowerToHyperService::new(app.clone().into_service::<Incoming>().map_request(
+            move |mut request: Request<Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(remote));
+                request
+            },
+        ))
+    })
+    .await
+}
+
+/// [`serve_router`] for a router nothing was layered onto: a request for the endpoint's path
+/// goes straight to the endpoint, without the router's matching and boxed futures; any other
+/// path (the authorization metadata) goes through the router.
+pub(super) async fn serve_endpoint_direct(
+    listener: TcpListener,
+    app: Router,
+    shared: Arc<Shared>,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use futures::FutureExt as _;
+    use futures::future::Either;
+
+    serve_connections(listener, limits, shutdown, move |remote| {
+        let (app, shared) = (app.clone(), Arc::clone(&shared));
+        hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(remote));
+            if request.uri().path() == shared.config.path {
+                Either::Left(endpoint(State(Arc::clone(&shared)), request.map(Body::new)).map(Ok::<_, Infallible>))
+            } else {
+                Either::Right(app.clone().oneshot(request))
+            }
+        })
+    })
+    .await
+}
+
+/// Accepts connections within `limits` until `shutdown` completes, serving each with the
+/// service `service_for` makes for its remote address.
+async fn serve_connections<S>(
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    service_for: impl Fn(SocketAddr) -> S,
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<Request<Incoming>, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
     use hyper_util::rt::{TokioIo, TokioTimer};
 
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
@@ -80,12 +135,7 @@ pub async fn serve_router(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        // The remote address, as axum's `into_make_service_with_connect_info` would give it: the
-        // per-client shares of sessions and streams read it.
-        let service = hyper_util::service::TowerToHyperService::new(
-            app.clone().layer(axum::Extension(ConnectInfo(remote))).into_service::<hyper::body::Incoming>(),
-        );
-        let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+        let connection = graceful.watch(http1.serve_connection(TokioIo::new(stream), service_for(remote)));
         let connection = super::self_wake::RepollOnSelfWake::new(connection);
         tokio::spawn(async move {
             let _held = (slot, share);

@@ -96,8 +96,7 @@ impl Server {
         while let Ok(message) = rx.try_recv() {
             messages.push_back(*message);
         }
-        messages.extend(response);
-        Reply::finished(messages)
+        Reply::finished(messages, response)
     }
 
     #[allow(clippy::too_many_arguments)]
