@@ -303,11 +303,17 @@ impl Gateway {
         http
     }
 
-    /// The downstream HTTP application: the MCP endpoint (at `config.path`), `GET /healthz`
-    /// (200 while the process serves) and `GET /readyz` (200 when every upstream is connected,
-    /// else 503; both with a JSON body naming each upstream's state). Serve it with
-    /// `mcp_server::http::serve_router`, which applies `config`'s connection limits.
+    /// The downstream HTTP application: the MCP endpoint (at `config.path`) and the
+    /// [`health_routes`](Self::health_routes). Serve it with `mcp_server::http::serve_router`,
+    /// which applies `config`'s connection limits.
     pub fn router(&self, config: mcp_server::http::HttpConfig) -> axum::Router {
+        mcp_server::http::router(self.server.clone(), config).merge(self.health_routes())
+    }
+
+    /// `GET /healthz` (200 while the process serves) and `GET /readyz` (200 when every upstream
+    /// is connected, else 503; both with a JSON body naming each upstream's state), to serve
+    /// beside the endpoint (`mcp_server::http::serve_with_routes`).
+    pub fn health_routes(&self) -> axum::Router {
         use axum::http::{StatusCode, header};
         let live = Arc::clone(&self.live);
         let states = move |ready_only: bool| {
@@ -325,7 +331,7 @@ impl Gateway {
             (status, [(header::CONTENT_TYPE, "application/json")], body)
         };
         let health = states.clone();
-        mcp_server::http::router(self.server.clone(), config)
+        axum::Router::new()
             .route("/healthz", axum::routing::get(move || std::future::ready(health(false))))
             .route("/readyz", axum::routing::get(move || std::future::ready(states(true))))
     }

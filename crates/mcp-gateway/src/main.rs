@@ -160,10 +160,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 .map_err(|e| format!("listening on {address}: {e}"))?;
             // The first line on stderr says where, for scripts and tests.
             eprintln!("mcp-gateway: listening on http://{}/mcp", listener.local_addr()?);
-            let http_config = gateway.http_config();
-            let limits = mcp_server::http::ConnectionLimits::from(&http_config);
-            let app = gateway.router(http_config);
-            Some(tokio::spawn(mcp_server::http::serve_router(listener, app, limits, stop_signal())))
+            let (server, http_config, health) =
+                (gateway.server().clone(), gateway.http_config(), gateway.health_routes());
+            Some(tokio::spawn(mcp_server::http::serve_with_routes(
+                listener,
+                server,
+                http_config,
+                health,
+                stop_signal(),
+            )))
         }
         None => None,
     };

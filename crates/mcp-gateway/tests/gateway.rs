@@ -312,9 +312,9 @@ async fn readiness_follows_the_upstreams_and_health_does_not() {
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let config = mcp_server::http::HttpConfig::default();
-    let limits = mcp_server::http::ConnectionLimits::from(&config);
-    tokio::spawn(mcp_server::http::serve_router(listener, gateway.router(config), limits, std::future::pending()));
+    // Served as the binary serves them: the health routes beside the endpoint.
+    let (server, config, health) = (gateway.server().clone(), gateway.http_config(), gateway.health_routes());
+    tokio::spawn(mcp_server::http::serve_with_routes(listener, server, config, health, std::future::pending()));
     let http = reqwest::Client::new();
     let get = |path: &'static str| {
         let (http, base) = (http.clone(), base.clone());

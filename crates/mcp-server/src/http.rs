@@ -240,14 +240,34 @@ pub async fn serve_with_shutdown(
     config: HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_routes(listener, server, config, Router::new(), shutdown).await
+}
+
+/// [`serve_with_shutdown`], with routes of the application's own beside the endpoint (a health
+/// check, say): `routes` may carry layers, which apply to its routes only.
+///
+/// The endpoint itself is served without routing. To put a layer in front of the endpoint (an
+/// authentication layer, say), serve a layered [`router`] with [`serve_router`] instead.
+///
+/// # Panics
+///
+/// If `routes` has a route at the endpoint's path or the authorization metadata's, as
+/// [`Router::merge`] does.
+pub async fn serve_with_routes(
+    listener: TcpListener,
+    server: Server,
+    config: HttpConfig,
+    routes: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let limits = ConnectionLimits::from(&config);
     #[cfg(feature = "auth")]
     if let Some(authorization) = config.authorization.clone() {
         tokio::spawn(log_authorization_check(authorization));
     }
-    // Nothing is layered onto this router, so its endpoint is served without routing.
-    let (app, shared) = routes(server, config);
-    connections::serve_endpoint_direct(listener, app, shared, limits, shutdown).await
+    // Nothing is layered onto the endpoint's route, so it is served without routing.
+    let (app, shared) = self::routes(server, config);
+    connections::serve_endpoint_direct(listener, app.merge(routes), shared, limits, shutdown).await
 }
 
 /// Says once, at start, whether access tokens can be verified as configured (the issuer's

@@ -621,6 +621,39 @@ async fn bodies_over_the_limit_are_413() {
     assert_eq!(status, StatusCode::OK);
 }
 
+/// Routes served beside the endpoint keep their layers, which do not reach the endpoint.
+#[tokio::test]
+async fn routes_beside_the_endpoint_keep_their_layers_to_themselves() {
+    use axum::http::HeaderValue as AxumValue;
+    let routes = axum::Router::new().route("/status", axum::routing::get(|| async { "up" })).layer(
+        axum::middleware::map_response(|mut response: axum::response::Response| async move {
+            response.headers_mut().insert("x-layered", AxumValue::from_static("yes"));
+            response
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let serving =
+        mcp_server::http::serve_with_routes(listener, server(), HttpConfig::default(), routes, std::future::pending());
+    tokio::spawn(serving);
+    let http = Http { url: format!("{base}/mcp"), client: reqwest::Client::new() };
+
+    let status = http.client.get(format!("{base}/status")).send().await.unwrap();
+    assert_eq!(status.status(), StatusCode::OK);
+    assert_eq!(status.headers().get("x-layered").map(|v| v.as_bytes()), Some(&b"yes"[..]));
+    assert_eq!(status.text().await.unwrap(), "up");
+
+    let body = modern(1, "tools/call", json!({ "name": "echo", "arguments": { "text": "hi" } }));
+    let response = http.modern(&body).await;
+    assert!(response.headers().get("x-layered").is_none());
+    let (status, answer) = answer(response).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["result"]["content"][0]["text"], "echo: hi", "{answer}");
+
+    let missing = http.client.get(format!("{base}/elsewhere")).send().await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}
+
 /// A body sent in chunks is read whole, and its limit counts every chunk.
 #[tokio::test]
 async fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
