@@ -166,12 +166,12 @@ impl ToolSource for Verbatim {
     }
 }
 
-fn mirrors(spec: &[u8]) -> Mirrors {
+fn mirrors(spec: &[u8]) -> Mirrors<'static> {
     let Ok(Value::Object(spec)) = serde_json::from_slice::<Value>(spec) else { return Mirrors::default() };
-    let text = |key: &str| spec.get(key).and_then(Value::as_str).map(str::to_owned);
+    let text = |key: &str| spec.get(key).and_then(Value::as_str).map(|text| text.to_owned().into());
     let params = spec.get("p").and_then(Value::as_array).into_iter().flatten().filter_map(|pair| {
         let pair = pair.as_array()?;
-        Some((pair.first()?.as_str()?.to_owned(), pair.get(1)?.as_str()?.to_owned()))
+        Some((pair.first()?.as_str()?.to_owned().into(), pair.get(1)?.as_str()?.to_owned().into()))
     });
     Mirrors { protocol_version: text("v"), method: text("m"), name: text("n"), params: params.collect() }
 }

@@ -3,20 +3,23 @@
 //! rules themselves (the `=?base64?…?=` encoding, the `x-mcp-header` annotation) are
 //! [`mcp_types::http_headers`].
 
+use std::borrow::Cow;
+
 use mcp_types::http_headers::{HeaderParam, ParamType, decode_value_borrowed as decode_value, render_argument};
 use serde_json::Value;
 
-/// The mirrored values of one request, as received (still encoded).
+/// The mirrored values of one request, as received (still encoded): borrowed from the request's
+/// headers by the HTTP transport, so that checking them copies nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Mirrors {
+pub struct Mirrors<'a> {
     /// `MCP-Protocol-Version`.
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<Cow<'a, str>>,
     /// `Mcp-Method`.
-    pub method: Option<String>,
+    pub method: Option<Cow<'a, str>>,
     /// `Mcp-Name`: the tool, resource or prompt the request names.
-    pub name: Option<String>,
+    pub name: Option<Cow<'a, str>>,
     /// `Mcp-Param-{Name}` headers: the `{Name}` part (any case) and the value.
-    pub params: Vec<(String, String)>,
+    pub params: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
 pub(crate) fn check_method(mirrors: &Mirrors, method: &str) -> Result<(), String> {
@@ -84,7 +87,7 @@ mod tests {
             "b":{"type":"boolean","x-mcp-header":"B"}}});
         let found = header_params(&schema).unwrap();
         let mirrors = |pairs: &[(&str, &str)]| Mirrors {
-            params: pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+            params: pairs.iter().map(|(n, v)| (n.to_string().into(), v.to_string().into())).collect(),
             ..Default::default()
         };
         let args = json!({"s":"héllo","i":42,"b":true});

@@ -9,6 +9,7 @@
 //! The caller's identity comes from the request's extensions: a layer in front of the router
 //! (authentication middleware) inserts a [`Principal`]; without one, requests are anonymous.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -504,14 +505,14 @@ async fn post(
         _ => (Session::with_principal(principal), false, None),
     };
     let mirrors = Mirrors {
-        protocol_version: version.map(str::to_owned),
-        method: header_str(headers, &METHOD_HEADER).map(str::to_owned),
-        name: header_str(headers, &NAME_HEADER).map(str::to_owned),
+        protocol_version: version.map(Cow::Borrowed),
+        method: header_str(headers, &METHOD_HEADER).map(Cow::Borrowed),
+        name: header_str(headers, &NAME_HEADER).map(Cow::Borrowed),
         params: headers
             .iter()
             .filter_map(|(name, value)| {
                 let param = name.as_str().strip_prefix("mcp-param-")?;
-                Some((param.to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
+                Some((Cow::Borrowed(param), String::from_utf8_lossy(value.as_bytes())))
             })
             .collect(),
     };

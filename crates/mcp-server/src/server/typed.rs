@@ -69,7 +69,7 @@ mod differential;
 impl Server {
     pub(crate) fn typed(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
         let legacy_guess = match mirrors {
-            Some(Mirrors { protocol_version: Some(version), .. }) => LEGACY_VERSIONS.contains(&version.as_str()),
+            Some(Mirrors { protocol_version: Some(version), .. }) => LEGACY_VERSIONS.contains(&&**version),
             // HTTP without the version header: the legacy wire (`initialize` opens a session).
             Some(_) => true,
             None => session.is_initialized_legacy(),

@@ -101,16 +101,16 @@ fn session(server: &Server, legacy: bool) -> Arc<Session> {
     session
 }
 
-fn mirrors_of(message: &Value, version: &str) -> Mirrors {
+fn mirrors_of(message: &Value, version: &str) -> Mirrors<'static> {
     let params = &message["params"];
     let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str);
     Mirrors {
-        protocol_version: Some(version.to_owned()),
-        method: message["method"].as_str().map(str::to_owned),
-        name: name.map(str::to_owned),
+        protocol_version: Some(version.to_owned().into()),
+        method: message["method"].as_str().map(|method| method.to_owned().into()),
+        name: name.map(|name| name.to_owned().into()),
         params: params["arguments"]["location"]
             .as_str()
-            .map(|l| ("location".to_owned(), l.to_owned()))
+            .map(|l| ("location".into(), l.to_owned().into()))
             .into_iter()
             .collect(),
     }
