@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -292,14 +292,15 @@ async fn log_authorization_check(authorization: crate::auth::ResourceServer) {
 async fn caller(
     shared: &Shared,
     parts: &axum::http::request::Parts,
+    remote: Option<IpAddr>,
     arrival: Option<&mut Arrival>,
 ) -> Result<Principal, Response> {
     #[cfg(feature = "auth")]
     if let Some(authorization) = &shared.config.authorization {
-        return authorization::authenticate(authorization, parts, arrival).await;
+        return authorization::authenticate(authorization, parts, remote, arrival).await;
     }
     #[cfg(not(feature = "auth"))]
-    let _ = (shared, arrival);
+    let _ = (shared, remote, arrival);
     Ok(parts.extensions.get::<Principal>().cloned().unwrap_or_default())
 }
 
@@ -312,7 +313,15 @@ fn trace_headers(headers: &HeaderMap) -> Option<mcp_types::JsonObject> {
     (!trace.is_empty()).then_some(trace)
 }
 
+/// The endpoint as the router serves it: the remote address, when known, comes as the
+/// `ConnectInfo` extension.
 async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let remote = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+    serve_request(shared, request, remote).await
+}
+
+/// Serves a request to the endpoint from `remote`.
+async fn serve_request(shared: Arc<Shared>, request: Request, remote: Option<IpAddr>) -> Response {
     shared.start_sweeper();
     let (parts, body) = request.into_parts();
     // A POST carries a request: its span opens now, so that the authorization check runs in it
@@ -325,7 +334,7 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
         Method::DELETE => Some(Arrival::open_without_message("DELETE", trace)),
         _ => None,
     };
-    let response = serve_endpoint(shared, parts, body, arrival.as_mut()).await;
+    let response = serve_endpoint(shared, parts, body, remote, arrival.as_mut()).await;
     // Refused before the server served the message (unless recorded already): by the JSON-RPC
     // error the body carries, else by the HTTP status.
     if let Some(arrival) = &mut arrival {
@@ -343,6 +352,7 @@ async fn serve_endpoint(
     shared: Arc<Shared>,
     parts: axum::http::request::Parts,
     body: Body,
+    remote: Option<IpAddr>,
     mut arrival: Option<&mut Arrival>,
 ) -> Response {
     if let Some(name) = repeated_single(&parts.headers) {
@@ -352,11 +362,10 @@ async fn serve_endpoint(
     if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
         return refusal;
     }
-    let principal = match caller(&shared, &parts, arrival.as_deref_mut()).await {
+    let principal = match caller(&shared, &parts, remote, arrival.as_deref_mut()).await {
         Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
-    let remote = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = ClientKey::new(&principal, remote);
     let long_lived = streams::is_long_lived(&parts.method, &parts.headers);
     let slot = match long_lived {

@@ -9,6 +9,7 @@ use super::*;
 pub(super) async fn authenticate(
     authorization: &crate::auth::ResourceServer,
     parts: &axum::http::request::Parts,
+    remote: Option<std::net::IpAddr>,
     arrival: Option<&mut Arrival>,
 ) -> Result<Principal, Response> {
     let parent = arrival.as_ref().map_or_else(|| tracing::Span::current().id(), |arrival| arrival.span().id());
@@ -22,7 +23,6 @@ pub(super) async fn authenticate(
         error.type = tracing::field::Empty,
         http.response.status_code = tracing::field::Empty,
     );
-    let remote = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip());
     let checked = authorization.authenticate(&parts.method, &parts.headers, remote);
     let checked = tracing::Instrument::instrument(checked, span.clone()).await;
     if let Err(challenge) = &checked {

@@ -80,10 +80,11 @@ pub(super) async fn serve_endpoint_direct(
     serve_connections(listener, limits, shutdown, move |remote| {
         let (app, shared) = (app.clone(), Arc::clone(&shared));
         hyper::service::service_fn(move |mut request: Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(remote));
             if request.uri().path() == shared.config.path {
-                Either::Left(endpoint(State(Arc::clone(&shared)), request.map(Body::new)).map(Ok::<_, Infallible>))
+                let serving = serve_request(Arc::clone(&shared), request.map(Body::new), Some(remote.ip()));
+                Either::Left(serving.map(Ok::<_, Infallible>))
             } else {
+                request.extensions_mut().insert(ConnectInfo(remote));
                 Either::Right(app.clone().oneshot(request))
             }
         })
