@@ -46,7 +46,7 @@ mod sessions;
 mod sse;
 mod streams;
 pub use connections::{ConnectionLimits, serve_router};
-use guards::{host_refusal, repeated_mirror, repeated_single};
+use guards::{KnownHeaders, host_refusal, repeated_mirror, repeated_single};
 use sessions::SESSION_SHARE_FULL;
 use sessions::{other_principal, store_error};
 use sse::{Event, KEEP_ALIVE_COMMENT, Logs, ReplayBudget, sse, sse_events};
@@ -327,14 +327,15 @@ async fn serve_request(shared: Arc<Shared>, request: Request, remote: Option<IpA
     // A POST carries a request: its span opens now, so that the authorization check runs in it
     // and a refusal before the server sees the message is recorded in it. A GET or a DELETE has
     // a span of its own too, named by the HTTP method.
+    let known = KnownHeaders::of(&parts.headers);
     let trace = || trace_headers(&parts.headers);
     let mut arrival = match parts.method {
-        Method::POST => Some(Arrival::open(header_str(&parts.headers, &METHOD_HEADER), trace)),
+        Method::POST => Some(Arrival::open(KnownHeaders::text(known.method), trace)),
         Method::GET => Some(Arrival::open_without_message("GET", trace)),
         Method::DELETE => Some(Arrival::open_without_message("DELETE", trace)),
         _ => None,
     };
-    let response = serve_endpoint(shared, parts, body, remote, arrival.as_mut()).await;
+    let response = serve_endpoint(shared, &parts, &known, body, remote, arrival.as_mut()).await;
     // Refused before the server served the message (unless recorded already): by the JSON-RPC
     // error the body carries, else by the HTTP status.
     if let Some(arrival) = &mut arrival {
@@ -350,7 +351,8 @@ struct RefusedWith(i64);
 
 async fn serve_endpoint(
     shared: Arc<Shared>,
-    parts: axum::http::request::Parts,
+    parts: &axum::http::request::Parts,
+    known: &KnownHeaders<'_>,
     body: Body,
     remote: Option<IpAddr>,
     mut arrival: Option<&mut Arrival>,
@@ -359,15 +361,15 @@ async fn serve_endpoint(
         let message = format!("The {name} header appears more than once; send it exactly once");
         return error(StatusCode::BAD_REQUEST, None, &message);
     }
-    if let Some(refusal) = host_refusal(&shared.config.host_check, &parts.headers) {
+    if let Some(refusal) = host_refusal(&shared.config.host_check, known) {
         return refusal;
     }
-    let principal = match caller(&shared, &parts, remote, arrival.as_deref_mut()).await {
+    let principal = match caller(&shared, parts, remote, arrival.as_deref_mut()).await {
         Ok(principal) => principal,
         Err(refusal) => return refusal,
     };
     let client = ClientKey::new(&principal, remote);
-    let long_lived = streams::is_long_lived(&parts.method, &parts.headers);
+    let long_lived = streams::is_long_lived(&parts.method, known);
     let slot = match long_lived {
         false => None,
         true => match streams::admit(&shared.streams, &client, shared.config.max_streams_per_client) {
@@ -375,12 +377,12 @@ async fn serve_endpoint(
             Err(()) => return streams::share_full(shared.config.max_streams_per_client),
         },
     };
-    let response = match (parts.method, arrival) {
-        (Method::POST, Some(arrival)) => {
-            post(Arc::clone(&shared), parts.headers, body, principal, client, arrival).await
+    let response = match (&parts.method, arrival) {
+        (&Method::POST, Some(arrival)) => {
+            post(Arc::clone(&shared), &parts.headers, known, body, principal, client, arrival).await
         }
-        (Method::GET, _) => get(Arc::clone(&shared), &parts.headers, &principal).await,
-        (Method::DELETE, _) => delete(Arc::clone(&shared), &parts.headers, &principal).await,
+        (&Method::GET, _) => get(Arc::clone(&shared), &parts.headers, &principal).await,
+        (&Method::DELETE, _) => delete(Arc::clone(&shared), &parts.headers, &principal).await,
         _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
     };
     if !long_lived {
@@ -391,14 +393,14 @@ async fn serve_endpoint(
 
 async fn post(
     shared: Arc<Shared>,
-    headers: HeaderMap,
+    headers: &HeaderMap,
+    known: &KnownHeaders<'_>,
     body: Body,
     principal: Principal,
     client: ClientKey,
     arrival: &mut Arrival,
 ) -> Response {
-    let headers = &headers;
-    if let Some(accept) = header_str(headers, &header::ACCEPT)
+    if let Some(accept) = KnownHeaders::text(known.accept)
         && !["application/json", "text/event-stream", "*/*", "application/*", "text/*"]
             .iter()
             .any(|t| accept.contains(t))
@@ -458,9 +460,9 @@ async fn post(
             &Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest),
         );
     }
-    let version = header_str(headers, &PROTOCOL_VERSION_HEADER);
+    let version = KnownHeaders::text(known.protocol_version);
     let legacy_wire = version.is_none_or(|v| LEGACY_VERSIONS.contains(&v));
-    let session_id = header_str(headers, &SESSION_HEADER);
+    let session_id = KnownHeaders::text(known.session);
 
     // Modern requests are stateless: a session id that comes with one is ignored.
     let (session, new_session, logs) = match (legacy_wire, session_id) {
@@ -515,8 +517,8 @@ async fn post(
     };
     let mirrors = Mirrors {
         protocol_version: version.map(Cow::Borrowed),
-        method: header_str(headers, &METHOD_HEADER).map(Cow::Borrowed),
-        name: header_str(headers, &NAME_HEADER).map(Cow::Borrowed),
+        method: KnownHeaders::text(known.method).map(Cow::Borrowed),
+        name: KnownHeaders::text(known.name).map(Cow::Borrowed),
         params: headers
             .iter()
             .filter_map(|(name, value)| {

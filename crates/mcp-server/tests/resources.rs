@@ -462,13 +462,30 @@ async fn s3_a_body_that_stops_arriving_is_cut_off_by_the_body_read_timeout() {
     let _serial = SERIAL.lock().await;
     let http = start_http(&server(), short_deadlines(64)).await;
     let mut stream = TcpStream::connect(http.address).await.unwrap();
+    // A length within `max_body_bytes` (4 MiB), of which 100 bytes arrive.
     let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-                Accept: application/json, text/event-stream\r\nContent-Length: 2000000000\r\n\r\n";
+                Accept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\n";
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&[b' '; 100]).await.unwrap();
     let answer = until_closed(&mut stream).await.expect("a connection whose body stalls stays open");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("body_read_timeout"), "{answer}");
+}
+
+/// A body whose declared length is over `max_body_bytes` is refused before any of it is read:
+/// its sender does not hold the connection for the body read timeout.
+#[tokio::test]
+async fn s3_a_body_declared_over_the_limit_is_refused_before_it_is_read() {
+    let _serial = SERIAL.lock().await;
+    let http = start_http(&server(), short_deadlines(64)).await;
+    let mut stream = TcpStream::connect(http.address).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\nContent-Length: 2000000000\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // No byte of the body is sent: waiting for it would end in the body read timeout's 408.
+    let answer = until_closed(&mut stream).await.expect("the refused connection is closed");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("exceeds 4194304 bytes"), "{answer}");
 }
 
 /// The issue's S3 attack: more slow connections than the server has descriptors for. The cap

@@ -3,6 +3,52 @@
 
 use super::*;
 
+/// The headers the endpoint reads on every request, found in one pass over the request's headers
+/// (a lookup by name hashes the name each time). Each is its first value, as `HeaderMap::get`
+/// gives it; [`text`](Self::text) reads one as [`header_str`] does.
+#[derive(Default, Clone, Copy)]
+pub(super) struct KnownHeaders<'a> {
+    pub(super) accept: Option<&'a HeaderValue>,
+    pub(super) host: Option<&'a HeaderValue>,
+    pub(super) origin: Option<&'a HeaderValue>,
+    pub(super) protocol_version: Option<&'a HeaderValue>,
+    pub(super) method: Option<&'a HeaderValue>,
+    pub(super) name: Option<&'a HeaderValue>,
+    pub(super) session: Option<&'a HeaderValue>,
+}
+
+impl<'a> KnownHeaders<'a> {
+    pub(super) fn of(headers: &'a HeaderMap) -> Self {
+        let mut known = KnownHeaders::default();
+        for (name, value) in headers {
+            let slot = if name == header::ACCEPT {
+                &mut known.accept
+            } else if name == header::HOST {
+                &mut known.host
+            } else if name == header::ORIGIN {
+                &mut known.origin
+            } else if name == PROTOCOL_VERSION_HEADER {
+                &mut known.protocol_version
+            } else if name == METHOD_HEADER {
+                &mut known.method
+            } else if name == NAME_HEADER {
+                &mut known.name
+            } else if name == SESSION_HEADER {
+                &mut known.session
+            } else {
+                continue;
+            };
+            slot.get_or_insert(value);
+        }
+        known
+    }
+
+    /// A header's value as text, trimmed; `None` when absent or not visible ASCII.
+    pub(super) fn text(value: Option<&'a HeaderValue>) -> Option<&'a str> {
+        value?.to_str().ok().map(str::trim)
+    }
+}
+
 /// A mirrored header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that
 /// appears more than once: a gateway reading another copy than this server would route or
 /// authorize differently.
@@ -37,7 +83,7 @@ fn no_repeated_header(headers: &HeaderMap) -> bool {
 }
 
 /// The 403 for a Host or Origin that is not allowed.
-pub(super) fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Response> {
+pub(super) fn host_refusal(check: &HostCheck, headers: &KnownHeaders<'_>) -> Option<Response> {
     let allowed: &[String] = match check {
         HostCheck::Disabled => return None,
         HostCheck::Loopback => &[],
@@ -47,11 +93,11 @@ pub(super) fn host_refusal(check: &HostCheck, headers: &HeaderMap) -> Option<Res
         let name = strip_port(host);
         matches!(name, "localhost" | "127.0.0.1" | "[::1]") || allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
     };
-    let host = header_str(headers, &header::HOST).unwrap_or_default();
+    let host = KnownHeaders::text(headers.host).unwrap_or_default();
     if !ok(host) {
         return Some(error(StatusCode::FORBIDDEN, None, &format!("Host `{host}` is not allowed")));
     }
-    if let Some(origin) = header_str(headers, &header::ORIGIN) {
+    if let Some(origin) = KnownHeaders::text(headers.origin) {
         let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
         if !ok(authority.split('/').next().unwrap_or_default()) {
             return Some(error(StatusCode::FORBIDDEN, None, &format!("Origin `{origin}` is not allowed")));

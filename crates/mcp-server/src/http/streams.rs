@@ -22,8 +22,8 @@ pub(super) fn admit(
 }
 
 /// Whether a request opens a long-lived stream: a GET, or a `subscriptions/listen`.
-pub(super) fn is_long_lived(method: &Method, headers: &HeaderMap) -> bool {
-    *method == Method::GET || header_str(headers, &super::METHOD_HEADER) == Some("subscriptions/listen")
+pub(super) fn is_long_lived(method: &Method, headers: &super::guards::KnownHeaders<'_>) -> bool {
+    *method == Method::GET || super::guards::KnownHeaders::text(headers.method) == Some("subscriptions/listen")
 }
 
 /// The 429 of a client that already holds its share of streams.
