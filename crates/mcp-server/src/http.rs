@@ -519,13 +519,16 @@ async fn post(
         protocol_version: version.map(Cow::Borrowed),
         method: KnownHeaders::text(known.method).map(Cow::Borrowed),
         name: KnownHeaders::text(known.name).map(Cow::Borrowed),
-        params: headers
-            .iter()
-            .filter_map(|(name, value)| {
-                let param = name.as_str().strip_prefix("mcp-param-")?;
-                Some((Cow::Borrowed(param), String::from_utf8_lossy(value.as_bytes())))
-            })
-            .collect(),
+        params: match known.params {
+            false => Vec::new(),
+            true => headers
+                .iter()
+                .filter_map(|(name, value)| {
+                    let param = name.as_str().strip_prefix("mcp-param-")?;
+                    Some((Cow::Borrowed(param), String::from_utf8_lossy(value.as_bytes())))
+                })
+                .collect(),
+        },
     };
     session.set_transport(crate::telemetry::Transport::Http);
     if let ClientKey::Address(address) = &client {

@@ -15,6 +15,8 @@ pub(super) struct KnownHeaders<'a> {
     pub(super) method: Option<&'a HeaderValue>,
     pub(super) name: Option<&'a HeaderValue>,
     pub(super) session: Option<&'a HeaderValue>,
+    /// Whether any `Mcp-Param-*` header came.
+    pub(super) params: bool,
 }
 
 impl<'a> KnownHeaders<'a> {
@@ -36,6 +38,7 @@ impl<'a> KnownHeaders<'a> {
             } else if name == SESSION_HEADER {
                 &mut known.session
             } else {
+                known.params |= name.as_str().starts_with("mcp-param-");
                 continue;
             };
             slot.get_or_insert(value);
