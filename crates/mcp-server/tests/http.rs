@@ -619,6 +619,16 @@ async fn bodies_over_the_limit_are_413() {
     let body = modern(2, "tools/call", json!({ "name": "echo", "arguments": { "text": "x".repeat(100) } }));
     let (status, _) = answer(http.modern(&body).await).await;
     assert_eq!(status, StatusCode::OK);
+
+    // Exactly the limit is accepted (JSON may end in spaces); one byte more is refused.
+    let body = modern(3, "tools/call", json!({ "name": "echo", "arguments": { "text": "at the limit" } }));
+    let mut text = body.to_string();
+    text.push_str(&" ".repeat(1024 - text.len()));
+    let response = http.post(modern_headers(&body), text.clone()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    text.push(' ');
+    let response = http.post(modern_headers(&body), text).await;
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
 
 /// Routes served beside the endpoint keep their layers, which do not reach the endpoint.
@@ -790,10 +800,31 @@ async fn the_session_bound_evicts_the_least_recently_used() {
 /// own sessions ends.
 #[tokio::test]
 async fn one_client_cannot_evict_the_sessions_of_others() {
+    clients_hold_their_own_shares(false).await;
+}
+
+/// The same through `serve_router`, where the remote address reaches the endpoint as the
+/// `ConnectInfo` extension rather than as a value.
+#[tokio::test]
+async fn one_client_cannot_evict_the_sessions_of_others_through_a_router() {
+    clients_hold_their_own_shares(true).await;
+}
+
+async fn clients_hold_their_own_shares(routed: bool) {
     let mut config = HttpConfig::default();
     config.max_sessions = 8;
     config.max_sessions_per_client = 4;
-    let greedy = start_with(&server(), config).await;
+    let greedy = match routed {
+        false => start_with(&server(), config).await,
+        true => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            let limits = mcp_server::http::ConnectionLimits::from(&config);
+            let app = mcp_server::http::router(server(), config);
+            tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+            Http { url, client: reqwest::Client::new() }
+        }
+    };
     let other = Http {
         url: greedy.url.clone(),
         client: reqwest::Client::builder().local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap(),
