@@ -39,16 +39,18 @@ use crate::{
 
 #[cfg(feature = "auth")]
 mod authorization;
+mod bodies;
 mod connections;
 mod guards;
 mod self_wake;
 mod sessions;
 mod sse;
 mod streams;
+use bodies::{error, json_body, json_response, method_of, probe, read_body};
 pub use connections::{ConnectionLimits, serve_router};
 use guards::{KnownHeaders, host_refusal, repeated_mirror, repeated_single};
 use sessions::SESSION_SHARE_FULL;
-use sessions::{other_principal, store_error};
+use sessions::{delete, get, other_principal, store_error};
 use sse::{Event, KEEP_ALIVE_COMMENT, Logs, ReplayBudget, sse, sse_events};
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -664,166 +666,7 @@ async fn post(
     response
 }
 
-/// The `id` and whether the method is `initialize`, read from a JSON object without building it;
-/// `None` when it cannot be read so (not an object, not JSON, a member given twice, a `method`
-/// that is not a string): the caller then reads it as a `Value`, which words the parse error.
-fn probe(bytes: &[u8]) -> Option<(Option<mcp_types::RequestId>, bool)> {
-    #[derive(serde::Deserialize)]
-    struct Probe<'a> {
-        #[serde(default)]
-        id: Option<Value>,
-        #[serde(default, borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    if !bytes.trim_ascii_start().starts_with(b"{") {
-        return None;
-    }
-    let probe: Probe<'_> = serde_json::from_slice(bytes).ok()?;
-    let id = probe.id.and_then(|id| serde_json::from_value(id).ok());
-    Some((id, probe.method.as_deref() == Some("initialize")))
-}
-
-/// The legacy standalone stream: session notifications outside any request.
-async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
-    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
-        return StatusCode::METHOD_NOT_ALLOWED.into_response();
-    };
-    if header_str(headers, &header::ACCEPT).is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*")) {
-        return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
-    }
-    let (session, logs) = match shared.resolve(session_id).await {
-        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
-        Ok(Some(found)) => found,
-        Ok(None) => return error(StatusCode::NOT_FOUND, None, "Session not found"),
-        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
-    };
-    // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
-    let last_event = header_str(headers, &LAST_EVENT_ID_HEADER).and_then(|last| {
-        let (stream, position) = last.split_once(':')?;
-        Some((stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?))
-    });
-    // Every stream of the session ends with it.
-    let closed = {
-        let session = Arc::clone(&session);
-        async move { session.closed().await }
-    };
-    if let Some((stream, position)) = last_event {
-        let local = logs.lock().expect("not poisoned").find(stream);
-        if let Some(log) = local {
-            return sse_events(log.read(stream, position).take_until(closed));
-        }
-        // Written on another instance, perhaps: the event store has it.
-        if let Some(store) = &shared.config.event_store {
-            match store.read(session_id, stream, position as u64).await {
-                Ok(Some(feed)) => {
-                    let events = feed.take_while(move |event| {
-                        if let Err(error) = event {
-                            tracing::warn!(%error, stream, "a resumed SSE stream ended early");
-                        }
-                        std::future::ready(event.is_ok())
-                    });
-                    let events = events.filter_map(move |event| {
-                        std::future::ready(event.ok().map(|event| Event {
-                            id: Some(format!("{stream}:{}", event.position)),
-                            retry: None,
-                            data: event.data,
-                        }))
-                    });
-                    return sse_events(events.take_until(closed));
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    let error = ErrorObject::internal_error(format!("The event store failed: {e}"));
-                    return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &error));
-                }
-            }
-        }
-    }
-    sse(shared.server.session_notifications(session).take_until(closed))
-}
-
-async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
-    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
-        return StatusCode::METHOD_NOT_ALLOWED.into_response();
-    };
-    // Only the session's own principal may end it, wherever it was opened.
-    let idle = shared.config.session_idle;
-    match shared.resolve(session_id).await {
-        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
-        Ok(_) => {}
-        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
-    }
-    let removed = shared.sessions.lock().expect("not poisoned").remove(session_id);
-    if let Some(entry) = &removed {
-        entry.session.close();
-    }
-    // Opened on another instance perhaps: the store knows.
-    let store = shared.server.session_store();
-    let outcome = async {
-        let known = removed.is_some() || store.load(session_id, idle).await?.is_some();
-        store.remove(session_id).await?;
-        Ok::<_, StoreError>(known)
-    };
-    match outcome.await {
-        Ok(true) => StatusCode::OK.into_response(),
-        Ok(false) => error(StatusCode::NOT_FOUND, None, "Session not found"),
-        Err(e) => json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
-    }
-}
-
-/// The JSON-RPC code of the refusal of an `initialize` beyond
+/// A header's first value as text, trimmed; `None` when absent or not visible ASCII.
 fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
-}
-
-fn json_response(status: StatusCode, message: &Outgoing) -> Response {
-    let mut response = json_body(status, message.json.clone());
-    if let crate::message::Outcome::Error(code) = message.outcome {
-        response.extensions_mut().insert(RefusedWith(code));
-    }
-    response
-}
-
-/// The `method` of a message, for the span of one no handler served (a notification, a legacy
-/// `initialize`).
-fn method_of(bytes: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Method {
-        method: Option<String>,
-    }
-    serde_json::from_slice::<Method>(bytes).ok()?.method
-}
-
-/// A request's whole body, refused past `limit` bytes. A body that arrived in one piece (the usual
-/// request) is taken as it came, without being collected into a list and copied out of it.
-async fn read_body(mut body: Body, limit: usize) -> Result<axum::body::Bytes, ()> {
-    use axum::body::HttpBody as _;
-    if body.size_hint().lower() > limit as u64 {
-        return Err(());
-    }
-    let mut collected = Vec::new();
-    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let Ok(data) = frame.map_err(drop)?.into_data() else {
-            continue; // trailers
-        };
-        if collected.len() + data.len() > limit {
-            return Err(());
-        }
-        if collected.is_empty() && body.is_end_stream() {
-            return Ok(data);
-        }
-        collected.extend_from_slice(&data);
-    }
-    Ok(collected.into())
-}
-
-fn json_body(status: StatusCode, json: String) -> Response {
-    // A static header value: built without a check and a copy on every response.
-    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], json).into_response()
-}
-
-/// A refusal by the transport: recorded by its HTTP status, the body's JSON-RPC error aside.
-fn error(status: StatusCode, id: Option<&mcp_types::RequestId>, message: &str) -> Response {
-    let error = ErrorObject::invalid_request(message);
-    json_body(status, Outgoing::error_as(id, &error, Disposition::BadRequest).json)
 }

@@ -1,6 +1,6 @@
 //! The legacy sessions an instance holds: its table (capped, with a share per client), the
-//! session store behind it (other instances' sessions, saved changes), and the sweeper that
-//! closes idle ones.
+//! session store behind it (other instances' sessions, saved changes), the sweeper that closes
+//! idle ones, and a session's standalone GET stream and its DELETE.
 
 use super::*;
 
@@ -182,4 +182,92 @@ pub(super) fn other_principal(id: Option<&mcp_types::RequestId>) -> Response {
 /// The `-32603` for a session store that failed.
 pub(super) fn store_error(error: &StoreError) -> ErrorObject {
     ErrorObject::internal_error(format!("The session store failed: {error}"))
+}
+
+/// The legacy standalone stream: session notifications outside any request.
+pub(super) async fn get(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
+    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    if header_str(headers, &header::ACCEPT).is_some_and(|a| !a.contains("text/event-stream") && !a.contains("*/*")) {
+        return error(StatusCode::NOT_ACCEPTABLE, None, "Accept must allow text/event-stream");
+    }
+    let (session, logs) = match shared.resolve(session_id).await {
+        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
+        Ok(Some(found)) => found,
+        Ok(None) => return error(StatusCode::NOT_FOUND, None, "Session not found"),
+        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
+    };
+    // `Last-Event-ID: stream:n` resumes that request's stream after its n-th event.
+    let last_event = header_str(headers, &LAST_EVENT_ID_HEADER).and_then(|last| {
+        let (stream, position) = last.split_once(':')?;
+        Some((stream.parse::<u64>().ok()?, position.parse::<usize>().ok()?))
+    });
+    // Every stream of the session ends with it.
+    let closed = {
+        let session = Arc::clone(&session);
+        async move { session.closed().await }
+    };
+    if let Some((stream, position)) = last_event {
+        let local = logs.lock().expect("not poisoned").find(stream);
+        if let Some(log) = local {
+            return sse_events(log.read(stream, position).take_until(closed));
+        }
+        // Written on another instance, perhaps: the event store has it.
+        if let Some(store) = &shared.config.event_store {
+            match store.read(session_id, stream, position as u64).await {
+                Ok(Some(feed)) => {
+                    let events = feed.take_while(move |event| {
+                        if let Err(error) = event {
+                            tracing::warn!(%error, stream, "a resumed SSE stream ended early");
+                        }
+                        std::future::ready(event.is_ok())
+                    });
+                    let events = events.filter_map(move |event| {
+                        std::future::ready(event.ok().map(|event| Event {
+                            id: Some(format!("{stream}:{}", event.position)),
+                            retry: None,
+                            data: event.data,
+                        }))
+                    });
+                    return sse_events(events.take_until(closed));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let error = ErrorObject::internal_error(format!("The event store failed: {e}"));
+                    return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &error));
+                }
+            }
+        }
+    }
+    sse(shared.server.session_notifications(session).take_until(closed))
+}
+
+pub(super) async fn delete(shared: Arc<Shared>, headers: &HeaderMap, principal: &Principal) -> Response {
+    let Some(session_id) = header_str(headers, &SESSION_HEADER) else {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    };
+    // Only the session's own principal may end it, wherever it was opened.
+    let idle = shared.config.session_idle;
+    match shared.resolve(session_id).await {
+        Ok(Some((session, _))) if session.principal() != principal => return other_principal(None),
+        Ok(_) => {}
+        Err(e) => return json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
+    }
+    let removed = shared.sessions.lock().expect("not poisoned").remove(session_id);
+    if let Some(entry) = &removed {
+        entry.session.close();
+    }
+    // Opened on another instance perhaps: the store knows.
+    let store = shared.server.session_store();
+    let outcome = async {
+        let known = removed.is_some() || store.load(session_id, idle).await?.is_some();
+        store.remove(session_id).await?;
+        Ok::<_, StoreError>(known)
+    };
+    match outcome.await {
+        Ok(true) => StatusCode::OK.into_response(),
+        Ok(false) => error(StatusCode::NOT_FOUND, None, "Session not found"),
+        Err(e) => json_response(StatusCode::SERVICE_UNAVAILABLE, &Outgoing::error(None, &store_error(&e))),
+    }
 }
