@@ -521,16 +521,11 @@ async fn post(
         protocol_version: version.map(Cow::Borrowed),
         method: KnownHeaders::text(known.method).map(Cow::Borrowed),
         name: KnownHeaders::text(known.name).map(Cow::Borrowed),
-        params: match known.params {
-            false => Vec::new(),
-            true => headers
-                .iter()
-                .filter_map(|(name, value)| {
-                    let param = name.as_str().strip_prefix("mcp-param-")?;
-                    Some((Cow::Borrowed(param), String::from_utf8_lossy(value.as_bytes())))
-                })
-                .collect(),
-        },
+        params: known
+            .params
+            .iter()
+            .map(|&(param, value)| (Cow::Borrowed(param), String::from_utf8_lossy(value.as_bytes())))
+            .collect(),
     };
     session.set_transport(crate::telemetry::Transport::Http);
     if let ClientKey::Address(address) = &client {
@@ -668,5 +663,5 @@ async fn post(
 
 /// A header's first value as text, trimmed; `None` when absent or not visible ASCII.
 fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim)
+    KnownHeaders::text(headers.get(name))
 }

@@ -457,15 +457,21 @@ async fn s3_dribbled_headers_are_cut_off_by_the_header_read_timeout() {
     assert!(until_closed(&mut stream).await.is_some(), "a connection that never finishes its headers stays open");
 }
 
+/// The head of a POST that declares a body of `length` bytes.
+fn post_head(length: u64) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_a_body_that_stops_arriving_is_cut_off_by_the_body_read_timeout() {
     let _serial = SERIAL.lock().await;
     let http = start_http(&server(), short_deadlines(64)).await;
     let mut stream = TcpStream::connect(http.address).await.unwrap();
     // A length within `max_body_bytes` (4 MiB), of which 100 bytes arrive.
-    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-                Accept: application/json, text/event-stream\r\nContent-Length: 1000000\r\n\r\n";
-    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(post_head(1_000_000).as_bytes()).await.unwrap();
     stream.write_all(&[b' '; 100]).await.unwrap();
     let answer = until_closed(&mut stream).await.expect("a connection whose body stalls stays open");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
@@ -479,9 +485,7 @@ async fn s3_a_body_declared_over_the_limit_is_refused_before_it_is_read() {
     let _serial = SERIAL.lock().await;
     let http = start_http(&server(), short_deadlines(64)).await;
     let mut stream = TcpStream::connect(http.address).await.unwrap();
-    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-                Accept: application/json, text/event-stream\r\nContent-Length: 2000000000\r\n\r\n";
-    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(post_head(2_000_000_000).as_bytes()).await.unwrap();
     // No byte of the body is sent: waiting for it would end in the body read timeout's 408.
     let answer = until_closed(&mut stream).await.expect("the refused connection is closed");
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");

@@ -5,8 +5,8 @@ use super::*;
 
 /// The headers the endpoint reads on every request, found in one pass over the request's headers
 /// (a lookup by name hashes the name each time). Each is its first value, as `HeaderMap::get`
-/// gives it; [`text`](Self::text) reads one as [`header_str`] does.
-#[derive(Default, Clone, Copy)]
+/// gives it; [`text`](Self::text) reads one as text.
+#[derive(Default)]
 pub(super) struct KnownHeaders<'a> {
     pub(super) accept: Option<&'a HeaderValue>,
     pub(super) host: Option<&'a HeaderValue>,
@@ -15,8 +15,8 @@ pub(super) struct KnownHeaders<'a> {
     pub(super) method: Option<&'a HeaderValue>,
     pub(super) name: Option<&'a HeaderValue>,
     pub(super) session: Option<&'a HeaderValue>,
-    /// Whether any `Mcp-Param-*` header came.
-    pub(super) params: bool,
+    /// The `Mcp-Param-*` headers: the `{Name}` part and the value.
+    pub(super) params: Vec<(&'a str, &'a HeaderValue)>,
 }
 
 impl<'a> KnownHeaders<'a> {
@@ -38,7 +38,9 @@ impl<'a> KnownHeaders<'a> {
             } else if name == SESSION_HEADER {
                 &mut known.session
             } else {
-                known.params |= name.as_str().starts_with("mcp-param-");
+                if let Some(param) = name.as_str().strip_prefix("mcp-param-") {
+                    known.params.push((param, value));
+                }
                 continue;
             };
             slot.get_or_insert(value);
