@@ -18,6 +18,9 @@ TS_MODULES="$CACHE/auth-npm/node_modules"
 PY="$CACHE/venv/bin/python"
 APPS_NPM="$CACHE/apps-npm"
 LOGS="$CACHE/apps"
+# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
+# earlier run would be read before the new process writes its own.
+rm -rf "$LOGS"
 mkdir -p "$LOGS"
 find_node
 [ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||

@@ -20,6 +20,9 @@ EVERYTHING="$CACHE/npm/node_modules/@modelcontextprotocol/server-everything/dist
 PY="$CACHE/venv/bin/python"
 V2_MODULES="$CACHE/apps-npm/node_modules"
 LOGS="$CACHE/gateway"
+# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
+# earlier run would be read before the new process writes its own.
+rm -rf "$LOGS"
 mkdir -p "$LOGS"
 find_node
 [ -f "$EVERYTHING" ] && [ -x "$PY" ] && [ -f "$CACHE/py_server.py" ] ||

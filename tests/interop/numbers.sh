@@ -19,6 +19,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TS_MODULES="$CACHE/auth-npm/node_modules"
 PY="$CACHE/venv/bin/python"
 LOGS="$CACHE/numbers"
+# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
+# earlier run would be read before the new process writes its own.
+rm -rf "$LOGS"
 mkdir -p "$LOGS"
 find_node
 [ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||
