@@ -160,13 +160,17 @@ pub(crate) struct ServerRequest {
     pub related: Option<RequestId>,
 }
 
+/// A map keyed by the ids of this client's own requests. A server only looks ids up in it (it
+/// cannot add one), so a fast hasher costs no resistance to crafted keys.
+type ById<V> = HashMap<RequestId, V, foldhash::fast::RandomState>;
+
 pub(crate) struct Core {
     next_id: AtomicI64,
-    pending: Mutex<HashMap<RequestId, Waiter>>,
+    pending: Mutex<ById<Waiter>>,
     progress: Mutex<HashMap<String, ProgressFn>>,
     subscriptions: Mutex<HashMap<RequestId, mpsc::UnboundedSender<String>>>,
     /// The calls in flight with hooks of their own (`CallOptions::on_input`, `on_log`).
-    calls: Mutex<HashMap<RequestId, CallHooks>>,
+    calls: Mutex<ById<CallHooks>>,
     /// Notifications not tied to a request or subscription (legacy list changes, updates).
     pub notifications: broadcast::Sender<String>,
     pub handlers: Handlers,
@@ -294,7 +298,7 @@ impl Core {
         telemetry::wire("receive", text);
         if let Some(response) = OnePassResponse::read(text) {
             let wants = self.pending.lock().unwrap().get(response.id()).map(|waiter| waiter.wants);
-            if let Some(result) = wants.and_then(|wants| decoded_on_arrival(&response, wants)) {
+            if let Some(result) = wants.and_then(|wants| arrived(&response, wants)) {
                 if let Some(waiter) = self.pending.lock().unwrap().remove(response.id()) {
                     let _ = waiter.tx.send(Ok(Ok(result)));
                 }
@@ -442,32 +446,36 @@ impl Envelope<'_> {
     }
 }
 
-/// The result of `response`, decoded as it arrived, if the request `wants` that and it is a
-/// complete result (anything else is read the general way, and checked there).
-fn decoded_on_arrival(response: &OnePassResponse<'_>, wants: Wants) -> Option<Answer> {
-    match wants {
+/// The result of `response` as it arrived: decoded if the request `wants` that and it is a
+/// complete result, its text otherwise (`None` if it is not one JSON object).
+fn arrived(response: &OnePassResponse<'_>, wants: Wants) -> Option<Answer> {
+    let decoded = match wants {
         Wants::Raw => None,
-        Wants::ToolResult => {
-            let result = response.decode::<CallToolResult>()?;
-            (result.result_type == ResultType::Complete).then(|| Answer::ToolResult(Box::new(result)))
-        }
-        Wants::ReadResult => {
-            let result = response.decode::<ReadResourceResult>()?;
-            (result.result_type == ResultType::Complete).then(|| Answer::ReadResult(Box::new(result)))
-        }
-    }
+        Wants::ToolResult => response
+            .decode::<CallToolResult>()
+            .filter(|result| result.result_type == ResultType::Complete)
+            .map(|result| Answer::ToolResult(Box::new(result))),
+        Wants::ReadResult => response
+            .decode::<ReadResourceResult>()
+            .filter(|result| result.result_type == ResultType::Complete)
+            .map(|result| Answer::ReadResult(Box::new(result))),
+    };
+    decoded.or_else(|| response.decode::<Box<RawValue>>().map(Answer::Raw))
 }
 
 /// If `text` is the response to `id` (or an id-less error, which on HTTP answers the only
 /// request of the exchange), its reply, its result delivered as `wants` says; a malformed one
-/// is reported as such.
+/// is reported as such. A response written the usual way is read in one pass
+/// ([`OnePassResponse`]); anything else through the envelope.
 #[cfg(any(feature = "http", feature = "fuzzing"))]
 pub(crate) fn as_reply_to(text: &str, id: &RequestId, wants: Wants) -> Option<Delivery> {
-    if let Some(response) = OnePassResponse::read(text)
-        && response.id() == id
-        && let Some(result) = decoded_on_arrival(&response, wants)
-    {
-        return Some(Ok(Ok(result)));
+    if let Some(response) = OnePassResponse::read(text) {
+        if response.id() != id {
+            return None;
+        }
+        if let Some(answer) = arrived(&response, wants) {
+            return Some(Ok(Ok(answer)));
+        }
     }
     let envelope = serde_json::from_str::<Envelope<'_>>(text).ok()?;
     if envelope.method.is_some() {

@@ -488,10 +488,9 @@ impl Catalogue {
                 async move { upstream.call_operation(&caller, &own, arguments).await.map(ToolAnswer::Decoded) };
             return Box::pin(forward.run(calling));
         }
-        let what = format!("the call to {own}");
         // Either kind of answer, whichever `raw` says: a request held for the caller's next round
         // (`crate::bridge`) is resumed by a retry that may want the other.
-        self.bridged(ctx, upstream, "tools/call", own, what, move |client, own, options| {
+        self.bridged(ctx, upstream, "tools/call", own, "the call to", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move {
                 match raw {
@@ -506,7 +505,7 @@ impl Catalogue {
 impl Catalogue {
     /// A request to `upstream` through the era bridge (`start` sends it, to the upstream's own
     /// name for the target): connected, within the upstream's concurrency limit, in its span and
-    /// timed, its failures named after it (`what`). An upstream of `era = "auto"` that refuses, in
+    /// timed, its failures named after what it was `doing` to `own`. An upstream of `era = "auto"` that refuses, in
     /// the 2026-07-28 era, to ask its client anything is sent it again in the legacy era
     /// (`crate::era`).
     fn bridged<T: Send + 'static>(
@@ -515,7 +514,7 @@ impl Catalogue {
         upstream: Arc<Upstream>,
         method: &'static str,
         own: String,
-        what: String,
+        doing: &'static str,
         start: impl Fn(mcp_client::Client, String, mcp_client::CallOptions) -> crate::bridge::Upstream<T>
         + Send
         + Sync
@@ -545,6 +544,8 @@ impl Catalogue {
                 Ok(answer) => return Ok(answer),
                 Err(error) => error,
             };
+            // Worded only when something failed.
+            let what = format!("{doing} {own}");
             // A request this call started (not one resumed from an earlier round), refused by a
             // 2026-07-28 connection because it would have to ask the caller something.
             let refused = match crate::era::refused_input(&error) {
@@ -598,8 +599,7 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        let what = format!("getting the prompt {own}");
-        self.bridged(ctx, upstream, "prompts/get", own, what, move |client, own, options| {
+        self.bridged(ctx, upstream, "prompts/get", own, "getting the prompt", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move { client.get_prompt_with(&own, &*arguments, options).await })
         })
@@ -638,8 +638,7 @@ impl ResourceSource for Catalogue {
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let upstream = Arc::clone(&self.upstreams[at]);
-        let what = format!("reading {uri}");
-        let read = self.bridged(ctx, upstream, "resources/read", uri, what, |client, uri, options| {
+        let read = self.bridged(ctx, upstream, "resources/read", uri, "reading", |client, uri, options| {
             Box::pin(async move { client.read_resource_with(&uri, options).await })
         });
         Box::pin(async move { Ok(read.await?.contents) })

@@ -131,6 +131,30 @@ mod one_pass {
         let Some(Ok(Ok(Answer::Raw(raw)))) = as_reply_to(text, &id, Wants::Raw) else { panic!() };
         assert!(Answer::Raw(raw).is_tool_error("tools/call"));
     }
+
+    /// A result read in one pass is the text the envelope reads: without the whitespace around
+    /// it, its own spelled as it came.
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_result_read_in_one_pass_is_the_text_the_envelope_gives() {
+        let id = RequestId::Integer(7);
+        for text in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1, 2.50],"b":1e+21}}"#,
+            " {\"id\" : 7 ,\t\"result\" : { \"a\" : \"}\" } }\r\n",
+            // Not one pass (a member after the result): the envelope reads it.
+            r#"{"id":7,"result":{"a":-0.0},"jsonrpc":"2.0"}"#,
+        ] {
+            let envelope: Envelope<'_> = serde_json::from_str(text).unwrap();
+            for wants in [Wants::Raw, Wants::ToolResult] {
+                let Some(Ok(Ok(Answer::Raw(raw)))) = as_reply_to(text, &id, wants) else { panic!("{text}") };
+                assert_eq!(raw.get(), envelope.result.unwrap().get(), "{text}");
+            }
+            assert!(as_reply_to(text, &RequestId::Integer(8), Wants::Raw).is_none(), "{text}");
+        }
+        // A result that is no object is malformed, as before.
+        let malformed = as_reply_to(r#"{"jsonrpc":"2.0","id":7,"result":7}"#, &id, Wants::Raw);
+        assert!(matches!(malformed, Some(Err(message)) if message.starts_with("malformed JSON-RPC response")));
+    }
 }
 
 #[cfg(all(test, feature = "otel"))]

@@ -4,9 +4,10 @@
 //! reqwest does work on every request that a client sending to one fixed URL needs once: it
 //! parses the `Url` into an `http::Uri` (`try_uri`), parses the response's URL back from that
 //! `Uri` (its redirect layer records it on every response, whatever the policy), and clones the
-//! request's headers twice. Here the endpoint's `Uri` is prepared once per connection and reused
-//! whenever a request's `Url` is that endpoint (a string comparison; another URL is parsed), the
-//! body's bytes go to hyper as they are, and the response is handed back as a
+//! request's headers twice; hyper-util then formats the `Host` header from the `Uri`. Here the
+//! endpoint's `Uri` and `Host` are prepared once per connection and reused whenever a request's
+//! `Url` is that endpoint (a string comparison; another URL is parsed), the body's bytes go to
+//! hyper as they are, and the response is handed back as a
 //! `reqwest::Response`, so that the layers above (the user's, OAuth) see the same types.
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
@@ -31,7 +32,7 @@ use http::Uri;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use reqwest::header::{ACCEPT, HeaderValue, LOCATION};
+use reqwest::header::{ACCEPT, HOST, HeaderValue, LOCATION};
 use reqwest::{StatusCode, Url, Version};
 
 use crate::layer::BoxError;
@@ -44,9 +45,10 @@ pub(crate) struct LeanSender {
 
 struct Inner {
     hyper: HyperClient<HttpConnector, reqwest::Body>,
-    /// The endpoint, and its `Uri` parsed once.
+    /// The endpoint, its `Uri` parsed once, and the `Host` header hyper-util would write for it.
     url: Url,
     uri: Uri,
+    host: HeaderValue,
     /// Everything this sender does not do itself (see the module's documentation).
     fallback: reqwest::Client,
 }
@@ -60,6 +62,7 @@ impl LeanSender {
             return None;
         }
         let uri: Uri = url.as_str().parse().ok()?;
+        let host = host_header(&uri)?;
         if hyper_util::client::proxy::matcher::Matcher::from_system().intercept(&uri).is_some() {
             return None;
         }
@@ -76,7 +79,7 @@ impl LeanSender {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(idle_timeout)
             .build(connector);
-        Some(LeanSender { inner: Arc::new(Inner { hyper, url: url.clone(), uri, fallback }) })
+        Some(LeanSender { inner: Arc::new(Inner { hyper, url: url.clone(), uri, host, fallback }) })
     }
 }
 
@@ -105,7 +108,8 @@ impl Inner {
                 return Ok(self.fallback.execute(request).await?);
             }
         };
-        let uri = if *request.url() == self.url {
+        let endpoint = *request.url() == self.url;
+        let uri = if endpoint {
             self.uri.clone()
         } else {
             match request.url().as_str().parse::<Uri>() {
@@ -120,6 +124,9 @@ impl Inner {
         let mut headers = std::mem::take(request.headers_mut());
         if let http::header::Entry::Vacant(entry) = headers.entry(ACCEPT) {
             entry.insert(HeaderValue::from_static("*/*"));
+        }
+        if endpoint && let http::header::Entry::Vacant(entry) = headers.entry(HOST) {
+            entry.insert(self.host.clone());
         }
         // What a redirect needs: cheap (the body's bytes are shared, not copied).
         let kept = headers.clone();
@@ -153,6 +160,17 @@ impl Inner {
         *request.body_mut() = Some(reqwest::Body::from(body));
         Ok(self.fallback.execute(request).await?)
     }
+}
+
+/// The `Host` header of a request to `uri`, as hyper-util writes it when a request has none: the
+/// host, and the port unless it is 80 (an `http://` URI).
+fn host_header(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let value = match uri.port_u16() {
+        Some(port) if port != 80 => HeaderValue::from_str(&format!("{host}:{port}")),
+        _ => HeaderValue::from_str(host),
+    };
+    value.ok()
 }
 
 fn is_redirect(status: StatusCode) -> bool {
@@ -250,7 +268,8 @@ mod tests {
     async fn echo(method: Method, headers: http::HeaderMap, body: String) -> String {
         let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
         let auth = headers.get(AUTHORIZATION).is_some();
-        format!("{method} {body} accept={accept} auth={auth}")
+        let hosts: Vec<_> = headers.get_all(HOST).iter().map(|v| v.to_str().unwrap_or("").to_owned()).collect();
+        format!("{method} {body} accept={accept} auth={auth} host={}", hosts.join("|"))
     }
 
     #[tokio::test]
@@ -262,7 +281,8 @@ mod tests {
             let response = lean.clone().oneshot(post(&url, &format!("call {i}"))).await.unwrap();
             assert_eq!(response.status(), StatusCode::OK);
             assert_eq!(response.url(), &url);
-            assert_eq!(response.text().await.unwrap(), format!("POST call {i} accept=*/* auth=false"));
+            let host = url.authority();
+            assert_eq!(response.text().await.unwrap(), format!("POST call {i} accept=*/* auth=false host={host}"));
         }
         // Another URL on the same server: parsed, and the same connection.
         let other = url.join("/other?x=1").unwrap();
@@ -284,9 +304,10 @@ mod tests {
         request.headers_mut().insert(AUTHORIZATION, HeaderValue::from_static("Bearer t"));
         let response = lean.clone().oneshot(request).await.unwrap();
         assert_eq!(response.url(), &url);
-        assert_eq!(response.text().await.unwrap(), "POST body accept=*/* auth=true");
+        let host = url.authority();
+        assert_eq!(response.text().await.unwrap(), format!("POST body accept=*/* auth=true host={host}"));
         let response = lean.clone().oneshot(post(&url.join("/other").unwrap(), "body")).await.unwrap();
-        assert_eq!(response.text().await.unwrap(), "GET  accept=*/* auth=false");
+        assert_eq!(response.text().await.unwrap(), format!("GET  accept=*/* auth=false host={host}"));
     }
 
     #[tokio::test]
@@ -303,6 +324,31 @@ mod tests {
             source = cause.source();
         }
         assert!(chain.to_ascii_lowercase().contains("refused"), "{chain}");
+    }
+
+    /// A request's own `Host` is kept, once, and another URL gets the host hyper-util writes.
+    #[tokio::test]
+    async fn the_host_header_is_the_endpoints_unless_the_request_has_its_own() {
+        let router = axum::Router::new().fallback(echo);
+        let (url, _) = serve(router).await;
+        let lean = lean(&url);
+        let mut request = post(&url, "own");
+        request.headers_mut().insert(HOST, HeaderValue::from_static("example.test"));
+        let response = lean.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.text().await.unwrap(), "POST own accept=*/* auth=false host=example.test");
+        let other = url.join("/elsewhere").unwrap();
+        let response = lean.clone().oneshot(post(&other, "x")).await.unwrap();
+        assert_eq!(response.text().await.unwrap(), format!("POST x accept=*/* auth=false host={}", url.authority()));
+    }
+
+    #[test]
+    fn the_host_header_leaves_out_the_default_port() {
+        let host = |url: &str| host_header(&url.parse().unwrap()).unwrap();
+        assert_eq!(host("http://example.test/mcp"), "example.test");
+        assert_eq!(host("http://example.test:80/mcp"), "example.test");
+        assert_eq!(host("http://example.test:8080/mcp"), "example.test:8080");
+        assert_eq!(host("http://user@127.0.0.1:9/mcp"), "127.0.0.1:9");
+        assert_eq!(host("http://[::1]:9/mcp"), "[::1]:9");
     }
 
     #[test]
