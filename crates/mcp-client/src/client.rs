@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::core::{Answer, Core, Wants, request_message, token_key};
+use crate::core::{Answer, Core, MetaText, Wants, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::InputHook;
 use crate::telemetry;
@@ -57,6 +57,10 @@ struct Inner {
     transport: RwLock<Arc<Transport>>,
     config: ClientBuilder,
     capabilities: ClientCapabilities,
+    /// `capabilities` and the client's identity as JSON text, written into every modern
+    /// request's `_meta` as they are (the identity `None` when it is not sent).
+    capabilities_json: Box<RawValue>,
+    client_info_json: Option<Box<RawValue>>,
     state: RwLock<ServerDetails>,
     cache: Mutex<HashMap<String, CacheEntry>>,
     discover_cache: Mutex<Option<(Instant, DiscoverResult)>>,
@@ -151,6 +155,8 @@ impl Client {
 
     fn assemble(config: ClientBuilder, core: Arc<Core>, transport: Transport) -> Self {
         let capabilities = declared(config.handlers.capabilities(), config.tasks);
+        let capabilities_json = raw_json(&capabilities);
+        let client_info_json = config.send_client_info.then(|| raw_json(&config.client_info));
         let kind = transport.kind();
         let peer = transport.peer();
         Client {
@@ -168,6 +174,8 @@ impl Client {
                 }),
                 config,
                 capabilities,
+                capabilities_json,
+                client_info_json,
                 cache: Mutex::default(),
                 discover_cache: Mutex::default(),
                 tool_annotations: Mutex::default(),
@@ -277,19 +285,22 @@ impl Client {
         let operation = telemetry::Operation::start(&self.inner.peer, &labels, || self.legacy_session());
         operation.inject(&mut meta);
         let mut headers = Vec::new();
+        // The members every modern request carries, written as prepared text after `meta`'s
+        // (which loses any of the same name).
+        let call_capabilities;
+        let mut fixed = [None, None, None];
         if era == Era::Modern {
-            meta.insert(META_VERSION.into(), json!(version));
             let capabilities = match &call.options.hooks.input {
-                Some(input) => &declared(ClientCapabilities::clone(&input.capabilities), self.inner.config.tasks),
-                None => &self.inner.capabilities,
+                Some(input) => {
+                    call_capabilities =
+                        raw_json(&declared(ClientCapabilities::clone(&input.capabilities), self.inner.config.tasks));
+                    &*call_capabilities
+                }
+                None => &*self.inner.capabilities_json,
             };
-            meta.insert(META_CAPS.into(), serde_json::to_value(capabilities).unwrap_or_else(|_| json!({})));
-            if self.inner.config.send_client_info {
-                meta.insert(
-                    META_INFO.into(),
-                    serde_json::to_value(&self.inner.config.client_info).unwrap_or(Value::Null),
-                );
-            }
+            fixed[0] = Some((META_CAPS, MetaText::Json(capabilities)));
+            fixed[1] = self.inner.client_info_json.as_deref().map(|info| (META_INFO, MetaText::Json(info)));
+            fixed[2] = Some((META_VERSION, MetaText::Str(&version)));
             if let Some(level) = call.options.log_level.or(self.inner.config.log_level) {
                 meta.insert(META_LOG.into(), json!(level));
             }
@@ -302,7 +313,7 @@ impl Client {
                 headers.extend(call.param_headers.iter().cloned());
             }
         }
-        let message = request_message(&id, call.method, params, &meta);
+        let message = request_message(&id, call.method, params, &meta, &fixed);
         let cancel_notice =
             CancelNotice { peer: self.inner.peer.clone(), version, request_span: operation.span().clone() };
         let out = Outgoing {
@@ -547,6 +558,11 @@ impl Client {
             }
         }
     }
+}
+
+/// `value` as JSON text (these types always encode).
+fn raw_json(value: &impl Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("capabilities and implementations encode")
 }
 
 /// The capabilities a client declares: its handlers', and the tasks extension if it opted in.

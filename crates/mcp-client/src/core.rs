@@ -488,17 +488,56 @@ pub(crate) fn as_reply_to(text: &str, id: &RequestId, wants: Wants) -> Option<De
     matches.then(|| envelope.reply().ok_or_else(|| format!("malformed JSON-RPC response: {text}")))
 }
 
-/// The encoded request: `params` with `meta` as its `_meta` (left out when empty), written
-/// straight from the caller's maps rather than through a copy of them.
+/// A `_meta` member's value written as it is: a string, or prepared JSON text.
+#[derive(Clone, Copy)]
+pub(crate) enum MetaText<'a> {
+    Str(&'a str),
+    Json(&'a RawValue),
+}
+
+impl serde::Serialize for MetaText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MetaText::Str(text) => serializer.serialize_str(text),
+            MetaText::Json(json) => json.serialize(serializer),
+        }
+    }
+}
+
+/// The members of `_meta` that are written as prepared text, after the map's own.
+pub(crate) type FixedMeta<'a> = [Option<(&'static str, MetaText<'a>)>];
+
+/// The encoded request: `params` with `meta` and then `fixed` as its `_meta` (left out when
+/// both are empty; a member of `meta` named in `fixed` is left out), written straight from the
+/// caller's maps rather than through a copy of them.
 pub(crate) fn request_message(
     id: &RequestId,
     method: &str,
     params: &serde_json::Map<String, Value>,
     meta: &serde_json::Map<String, Value>,
+    fixed: &FixedMeta<'_>,
 ) -> String {
+    struct Meta<'a> {
+        meta: &'a serde_json::Map<String, Value>,
+        fixed: &'a FixedMeta<'a>,
+    }
+    impl serde::Serialize for Meta<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap as _;
+            let mut map = serializer.serialize_map(None)?;
+            let fixed = || self.fixed.iter().flatten();
+            for (name, value) in self.meta.iter().filter(|(name, _)| !fixed().any(|(fixed, _)| fixed == name)) {
+                map.serialize_entry(name, value)?;
+            }
+            for (name, value) in fixed() {
+                map.serialize_entry(name, value)?;
+            }
+            map.end()
+        }
+    }
     struct Params<'a> {
         params: &'a serde_json::Map<String, Value>,
-        meta: &'a serde_json::Map<String, Value>,
+        meta: Meta<'a>,
     }
     impl serde::Serialize for Params<'_> {
         fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -507,8 +546,8 @@ pub(crate) fn request_message(
             for (name, value) in self.params.iter().filter(|(name, _)| *name != "_meta") {
                 map.serialize_entry(name, value)?;
             }
-            if !self.meta.is_empty() {
-                map.serialize_entry("_meta", self.meta)?;
+            if !self.meta.meta.is_empty() || self.meta.fixed.iter().any(Option::is_some) {
+                map.serialize_entry("_meta", &self.meta)?;
             }
             map.end()
         }
@@ -520,7 +559,7 @@ pub(crate) fn request_message(
         method: &'a str,
         params: Params<'a>,
     }
-    let request = Request { jsonrpc: "2.0", id, method, params: Params { params, meta } };
+    let request = Request { jsonrpc: "2.0", id, method, params: Params { params, meta: Meta { meta, fixed } } };
     serde_json::to_string(&request).expect("JSON values and request ids always serialize")
 }
 

@@ -207,3 +207,26 @@ mod answer_spans {
         assert_eq!(attribute("rpc.response.status_code").as_deref(), Some("-32600"));
     }
 }
+
+/// `_meta` holds the caller's members and then the prepared ones, a caller's member of a
+/// prepared name giving way; with neither, no `_meta` is written.
+#[test]
+fn a_request_writes_the_prepared_meta_after_the_callers() {
+    let id = RequestId::Integer(3);
+    let params = serde_json::json!({"name": "add", "_meta": {"ignored": true}});
+    let params = params.as_object().unwrap();
+    let caps = serde_json::value::to_raw_value(&serde_json::json!({"roots": {}})).unwrap();
+    let meta = serde_json::json!({"traceparent": "t", "io.modelcontextprotocol/protocolVersion": "old"});
+    let fixed = [
+        Some(("io.modelcontextprotocol/clientCapabilities", MetaText::Json(&caps))),
+        None,
+        Some(("io.modelcontextprotocol/protocolVersion", MetaText::Str("2026-07-28"))),
+    ];
+    let message = request_message(&id, "tools/call", params, meta.as_object().unwrap(), &fixed);
+    assert_eq!(
+        message,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","_meta":{"traceparent":"t","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+    );
+    let bare = request_message(&id, "ping", &serde_json::Map::new(), &serde_json::Map::new(), &[None, None, None]);
+    assert_eq!(bare, r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}"#);
+}
