@@ -413,8 +413,11 @@ async fn post(
     let deadline = shared.config.body_read_timeout;
     let bytes = match tokio::time::timeout(deadline, read_body(body, limit)).await {
         Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
+        Ok(Err(bodies::BodyError::TooLarge)) => {
             return error(StatusCode::PAYLOAD_TOO_LARGE, None, &format!("The request body exceeds {limit} bytes"));
+        }
+        Ok(Err(bodies::BodyError::Unreadable(reason))) => {
+            return error(StatusCode::BAD_REQUEST, None, &format!("The request body could not be read: {reason}"));
         }
         Err(_) => {
             let message = format!(

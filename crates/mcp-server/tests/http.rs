@@ -690,6 +690,23 @@ async fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
     assert_eq!(status, 413, "{response}");
 }
 
+/// A body that breaks off malformed is a bad request, named as such: not one over the limit.
+#[tokio::test]
+async fn a_malformed_chunked_body_is_400_not_413() {
+    let http = start(&server()).await;
+    let body = modern(7, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } })).to_string();
+    let (head, _) = body.split_at(body.len() / 2);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
+         Mcp-Name: echo\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{head}\r\nzz\r\n\r\n",
+        head.len()
+    );
+    let (status, response) = raw_status(&http.url, &request).await;
+    assert_eq!(status, 400, "{response}");
+    assert!(response.contains("The request body could not be read"), "{response}");
+}
+
 #[tokio::test]
 async fn get_and_delete_need_a_session() {
     let http = start(&server()).await;

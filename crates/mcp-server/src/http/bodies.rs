@@ -40,20 +40,29 @@ pub(super) fn method_of(bytes: &[u8]) -> Option<String> {
     serde_json::from_slice::<Method>(bytes).ok()?.method
 }
 
+/// Why a request's body was not read.
+pub(super) enum BodyError {
+    /// It is, or says it is, longer than the limit.
+    TooLarge,
+    /// It broke off or was malformed (a bad chunk, a connection that failed mid-body).
+    Unreadable(String),
+}
+
 /// A request's whole body, refused past `limit` bytes. A body that arrived in one piece (the usual
 /// request) is taken as it came, without being collected into a list and copied out of it.
-pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<axum::body::Bytes, ()> {
+pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<axum::body::Bytes, BodyError> {
     use axum::body::HttpBody as _;
     if body.size_hint().lower() > limit as u64 {
-        return Err(());
+        return Err(BodyError::TooLarge);
     }
     let mut collected = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let Ok(data) = frame.map_err(drop)?.into_data() else {
+        let frame = frame.map_err(|error| BodyError::Unreadable(error.to_string()))?;
+        let Ok(data) = frame.into_data() else {
             continue; // trailers
         };
         if collected.len() + data.len() > limit {
-            return Err(());
+            return Err(BodyError::TooLarge);
         }
         if collected.is_empty() && body.is_end_stream() {
             return Ok(data);
