@@ -674,13 +674,7 @@ async fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
         let body = modern(7, "tools/call", json!({ "name": "echo", "arguments": { "text": text } })).to_string();
         let (head, tail) = body.split_at(body.len() / 3);
         let (middle, tail) = tail.split_at(tail.len() / 2);
-        let chunks: String =
-            [head, middle, tail].iter().map(|chunk| format!("{:x}\r\n{chunk}\r\n", chunk.len())).collect();
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
-             Mcp-Name: echo\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{chunks}0\r\n\r\n"
-        )
+        chunked_post(&[head, middle, tail], "0\r\n\r\n")
     };
     let (status, response) = raw_status(&http.url, &post("in three pieces")).await;
     assert_eq!(status, 200, "{response}");
@@ -690,21 +684,44 @@ async fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
     assert_eq!(status, 413, "{response}");
 }
 
+/// A `tools/call` POST whose body is sent in `chunks` pieces of chunked encoding, then `tail`.
+fn chunked_post(chunks: &[&str], tail: &str) -> String {
+    let chunks: String = chunks.iter().map(|chunk| format!("{:x}\r\n{chunk}\r\n", chunk.len())).collect();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
+         Mcp-Name: echo\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{chunks}{tail}"
+    )
+}
+
 /// A body that breaks off malformed is a bad request, named as such: not one over the limit.
 #[tokio::test]
 async fn a_malformed_chunked_body_is_400_not_413() {
     let http = start(&server()).await;
     let body = modern(7, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } })).to_string();
     let (head, _) = body.split_at(body.len() / 2);
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Type: application/json\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\n\
-         Mcp-Name: echo\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{head}\r\nzz\r\n\r\n",
-        head.len()
-    );
-    let (status, response) = raw_status(&http.url, &request).await;
+    let (status, response) = raw_status(&http.url, &chunked_post(&[head], "zz\r\n\r\n")).await;
     assert_eq!(status, 400, "{response}");
     assert!(response.contains("The request body could not be read"), "{response}");
+}
+
+/// A body limit layered onto the router (as tower-http's `RequestBodyLimitLayer` wraps a body in
+/// `http_body_util::Limited`) refuses a chunked body past it with 413, as the server's own does.
+#[tokio::test]
+async fn a_body_limit_layered_onto_the_router_is_413() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = HttpConfig::default();
+    let limits = mcp_server::http::ConnectionLimits::from(&config);
+    let limited = |request: axum::extract::Request| async move {
+        request.map(|body| axum::body::Body::new(http_body_util::Limited::new(body, 64)))
+    };
+    let app = mcp_server::http::router(server(), config).layer(axum::middleware::map_request(limited));
+    tokio::spawn(mcp_server::http::serve_router(listener, app, limits, std::future::pending()));
+    let body = modern(7, "tools/call", json!({ "name": "echo", "arguments": { "text": "x" } })).to_string();
+    let (head, tail) = body.split_at(40);
+    let (status, response) = raw_status(&url, &chunked_post(&[head, tail], "0\r\n\r\n")).await;
+    assert_eq!(status, 413, "{response}");
 }
 
 #[tokio::test]

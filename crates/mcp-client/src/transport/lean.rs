@@ -7,8 +7,8 @@
 //! request's headers twice; hyper-util then formats the `Host` header from the `Uri`. Here the
 //! endpoint's `Uri` and `Host` are prepared once per connection and reused whenever a request's
 //! `Url` is that endpoint (a string comparison; another URL is parsed), the body's bytes go to
-//! hyper as they are, and the response is handed back as a
-//! `reqwest::Response`, so that the layers above (the user's, OAuth) see the same types.
+//! hyper as they are, and the response is handed back as a `reqwest::Response`, so that the
+//! layers above (the user's, OAuth) see the same types.
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
 //! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
@@ -125,11 +125,12 @@ impl Inner {
         if let http::header::Entry::Vacant(entry) = headers.entry(ACCEPT) {
             entry.insert(HeaderValue::from_static("*/*"));
         }
+        // What a redirect needs: cheap (the body's bytes are shared, not copied). Without the
+        // endpoint's `Host`, which would follow the redirect to another host.
+        let kept = headers.clone();
         if endpoint && let http::header::Entry::Vacant(entry) = headers.entry(HOST) {
             entry.insert(self.host.clone());
         }
-        // What a redirect needs: cheap (the body's bytes are shared, not copied).
-        let kept = headers.clone();
         let mut outgoing = http::Request::new(reqwest::Body::from(body.clone()));
         *outgoing.method_mut() = method.clone();
         *outgoing.uri_mut() = uri;
@@ -324,6 +325,26 @@ mod tests {
             source = cause.source();
         }
         assert!(chain.to_ascii_lowercase().contains("refused"), "{chain}");
+    }
+
+    /// The endpoint's prepared `Host` stays with the endpoint: a redirect to another server
+    /// reaches it with that server's.
+    #[tokio::test]
+    async fn a_redirect_from_the_endpoint_carries_the_next_hosts_host() {
+        let (elsewhere, _) = serve(axum::Router::new().fallback(echo)).await;
+        let location = elsewhere.to_string();
+        let router = axum::Router::new().route(
+            "/mcp",
+            axum::routing::any(move || {
+                let location = location.clone();
+                async move { (StatusCode::TEMPORARY_REDIRECT, [(LOCATION, location)]) }
+            }),
+        );
+        let (url, _) = serve(router).await;
+        let response = lean(&url).oneshot(post(&url, "body")).await.unwrap();
+        assert_eq!(response.url(), &elsewhere);
+        let host = elsewhere.authority();
+        assert_eq!(response.text().await.unwrap(), format!("POST body accept=*/* auth=false host={host}"));
     }
 
     /// A request's own `Host` is kept, once, and another URL gets the host hyper-util writes.

@@ -48,6 +48,21 @@ pub(super) enum BodyError {
     Unreadable(String),
 }
 
+impl BodyError {
+    /// A body's read error: over a limit if a body limit layered onto the router (tower-http's,
+    /// with `http-body-util`'s error) said so, else unreadable.
+    fn of(error: axum::Error) -> BodyError {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        while let Some(cause) = source {
+            if cause.is::<http_body_util::LengthLimitError>() {
+                return BodyError::TooLarge;
+            }
+            source = cause.source();
+        }
+        BodyError::Unreadable(error.to_string())
+    }
+}
+
 /// A request's whole body, refused past `limit` bytes. A body that arrived in one piece (the usual
 /// request) is taken as it came, without being collected into a list and copied out of it.
 pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<axum::body::Bytes, BodyError> {
@@ -57,7 +72,7 @@ pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<axum::body
     }
     let mut collected = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let frame = frame.map_err(|error| BodyError::Unreadable(error.to_string()))?;
+        let frame = frame.map_err(BodyError::of)?;
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };
