@@ -298,9 +298,11 @@ impl Client {
                 }
                 None => &*self.inner.capabilities_json,
             };
-            fixed[0] = Some((META_CAPS, MetaText::Json(capabilities)));
-            fixed[1] = self.inner.client_info_json.as_deref().map(|info| (META_INFO, MetaText::Json(info)));
-            fixed[2] = Some((META_VERSION, MetaText::Str(&version)));
+            fixed = [
+                Some((META_CAPS, MetaText::Json(capabilities))),
+                self.inner.client_info_json.as_deref().map(|info| (META_INFO, MetaText::Json(info))),
+                Some((META_VERSION, MetaText::Str(&version))),
+            ];
             if let Some(level) = call.options.log_level.or(self.inner.config.log_level) {
                 meta.insert(META_LOG.into(), json!(level));
             }

@@ -525,11 +525,11 @@ pub(crate) fn request_message(
         fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             use serde::ser::SerializeMap as _;
             let mut map = serializer.serialize_map(None)?;
-            let fixed = || self.fixed.iter().flatten();
-            for (name, value) in self.meta.iter().filter(|(name, _)| !fixed().any(|(fixed, _)| fixed == name)) {
+            let prepared = || self.fixed.iter().flatten();
+            for (name, value) in self.meta.iter().filter(|(name, _)| !prepared().any(|(fixed, _)| fixed == name)) {
                 map.serialize_entry(name, value)?;
             }
-            for (name, value) in fixed() {
+            for (name, value) in prepared() {
                 map.serialize_entry(name, value)?;
             }
             map.end()

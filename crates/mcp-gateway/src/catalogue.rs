@@ -505,9 +505,9 @@ impl Catalogue {
 impl Catalogue {
     /// A request to `upstream` through the era bridge (`start` sends it, to the upstream's own
     /// name for the target): connected, within the upstream's concurrency limit, in its span and
-    /// timed, its failures named after what it was `doing` to `own`. An upstream of `era = "auto"` that refuses, in
-    /// the 2026-07-28 era, to ask its client anything is sent it again in the legacy era
-    /// (`crate::era`).
+    /// timed, its failures named after what it was `doing` to `own`. An upstream of
+    /// `era = "auto"` that refuses, in the 2026-07-28 era, to ask its client anything is sent it
+    /// again in the legacy era (`crate::era`).
     fn bridged<T: Send + 'static>(
         &self,
         ctx: Context,

@@ -70,6 +70,19 @@ mod one_pass {
         }
     }
 
+    /// Over stdio and SSE too, a result wanted as text is the text the message holds.
+    #[test]
+    fn a_result_wanted_as_text_is_delivered_as_written() {
+        let result = r#"{"content":[],"n":1e+21,"s":"a\u00e9"}"#;
+        for text in [
+            format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#),
+            format!("{{ \"id\" : 7 ,\n \"result\" :\t{result} }}\r\n"),
+            format!(r#"{{"result":{result},"id":7,"jsonrpc":"2.0"}}"#),
+        ] {
+            assert_eq!(delivered(&text, Wants::Raw).into_raw().get(), result, "{text}");
+        }
+    }
+
     #[test]
     fn anything_but_a_complete_result_written_as_usual_is_delivered_raw() {
         for text in [
