@@ -21,10 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TS_SDK_VERSION="1.32.2"
 PY_MCP_VERSION="2.3.0"
 LOGS="$CACHE/auth"
-# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
-# earlier run would be read before the new process writes its own.
-rm -rf "$LOGS"
-mkdir -p "$LOGS"
+fresh_logs "$LOGS"
 find_node
 
 # --- installs (idempotent) ---------------------------------------------------------------------

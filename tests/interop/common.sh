@@ -31,6 +31,13 @@ find_node() {
   }
 }
 
+# An empty log directory at $1 for this run: a process's readiness line is read from its log, and
+# a line left there by an earlier run would be read before the new process writes its own.
+fresh_logs() {
+  rm -rf "$1"
+  mkdir -p "$1"
+}
+
 # A free TCP port on 127.0.0.1.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 

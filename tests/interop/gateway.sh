@@ -20,10 +20,7 @@ EVERYTHING="$CACHE/npm/node_modules/@modelcontextprotocol/server-everything/dist
 PY="$CACHE/venv/bin/python"
 V2_MODULES="$CACHE/apps-npm/node_modules"
 LOGS="$CACHE/gateway"
-# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
-# earlier run would be read before the new process writes its own.
-rm -rf "$LOGS"
-mkdir -p "$LOGS"
+fresh_logs "$LOGS"
 find_node
 [ -f "$EVERYTHING" ] && [ -x "$PY" ] && [ -f "$CACHE/py_server.py" ] ||
   die "the everything server and the Python SDK are not installed: run tests/interop/run.sh first"

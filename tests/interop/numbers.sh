@@ -19,10 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 TS_MODULES="$CACHE/auth-npm/node_modules"
 PY="$CACHE/venv/bin/python"
 LOGS="$CACHE/numbers"
-# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
-# earlier run would be read before the new process writes its own.
-rm -rf "$LOGS"
-mkdir -p "$LOGS"
+fresh_logs "$LOGS"
 find_node
 [ -f "$TS_MODULES/@modelcontextprotocol/sdk/package.json" ] && [ -x "$PY" ] ||
   die "the TypeScript and Python SDKs are not installed: run tests/interop/auth.sh first"

@@ -16,10 +16,7 @@ set -euo pipefail
 INTEROP_NAME=interop-openapi
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 LOGS="$CACHE/openapi"
-# A run's logs start empty: a process's readiness line is read from its log, and a line left by an
-# earlier run would be read before the new process writes its own.
-rm -rf "$LOGS"
-mkdir -p "$LOGS"
+fresh_logs "$LOGS"
 find_node
 
 # --- installs (idempotent) ---------------------------------------------------------------------
