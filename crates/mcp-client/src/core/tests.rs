@@ -153,6 +153,8 @@ mod one_pass {
         let id = RequestId::Integer(7);
         for text in [
             r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1, 2.50],"b":1e+21}}"#,
+            // A number beyond f64's range is passed on as written (a `Value` would refuse it).
+            r#"{"jsonrpc":"2.0","id":7,"result":{"c":-2e601}}"#,
             " {\"id\" : 7 ,\t\"result\" : { \"a\" : \"}\" } }\r\n",
             // Not one pass (a member after the result): the envelope reads it.
             r#"{"id":7,"result":{"a":-0.0},"jsonrpc":"2.0"}"#,
