@@ -58,14 +58,14 @@ impl Server {
             while let Some(message) = messages.next().await {
                 if message.is_response() {
                     responses.push(message.json);
-                } else if sink.send(Box::new(message)).await.is_err() {
+                } else if sink.send(message).await.is_err() {
                     return;
                 }
             }
             // Requests cancelled before they answered have no response, as outside a batch.
             if !responses.is_empty() {
                 let json = format!("[{}]", responses.join(","));
-                let _ = sink.send(Box::new(Outgoing::response(json))).await;
+                let _ = sink.send(Outgoing::response(json)).await;
             }
         });
         Some(Reply::streaming(rx, task.abort_handle()))

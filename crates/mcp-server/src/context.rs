@@ -219,7 +219,7 @@ impl Context {
         }
         let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         // A closed sink means the client went away; the handler will be stopped soon.
-        let _ = self.inner.sink.send(Box::new(Outgoing::notification(&message))).await;
+        let _ = self.inner.sink.send(Outgoing::notification(&message)).await;
     }
 
     /// On a legacy Streamable HTTP session, ends the current SSE response early after its
@@ -227,7 +227,7 @@ impl Context {
     /// rest, while the handler keeps running. Elsewhere it does nothing.
     pub async fn close_stream(&self) {
         if self.inner.era == Era::Legacy {
-            let _ = self.inner.sink.send(Box::new(Outgoing::stream_break())).await;
+            let _ = self.inner.sink.send(Outgoing::stream_break()).await;
         }
     }
 

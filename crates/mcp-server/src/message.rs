@@ -9,21 +9,11 @@ use futures::future::BoxFuture;
 use mcp_types::{ErrorObject, RequestId};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-/// Where a handler's messages go before its response, on their way to its [`Reply`]. A channel
-/// is made for every request and few carry anything, so the messages are boxed: tokio allocates
-/// a block of 32 slots when a channel is made, and 32 messages unboxed make that block too large
-/// for the allocator's fast path.
-pub(crate) type Sink = mpsc::Sender<Box<Outgoing>>;
-/// The receiving end of a [`Sink`].
-pub(crate) type SinkReceiver = mpsc::Receiver<Box<Outgoing>>;
+mod sink;
 
-/// A [`Sink`] with room for 32 messages, and its receiving end.
-pub(crate) fn sink() -> (Sink, SinkReceiver) {
-    mpsc::channel(32)
-}
+pub(crate) use sink::{Sink, SinkReceiver, sink};
 
 /// How a response should be surfaced by a transport that has status codes.
 ///
@@ -326,8 +316,8 @@ impl Stream for Reply {
                     // What the handler sent before it ended goes first, then its response.
                     this.running = None;
                     if let Some(mut rx) = this.rx.take() {
-                        while let Ok(message) = rx.try_recv() {
-                            this.queued.push_back(*message);
+                        while let Some(message) = rx.try_recv() {
+                            this.queued.push_back(message);
                         }
                     }
                     // After the receiver: a sender dropped first would wake it.
@@ -339,7 +329,7 @@ impl Stream for Reply {
                     let sent = match this.pop() {
                         Some(message) => Some(message),
                         None => match this.rx.as_mut().map(|rx| rx.poll_recv(cx)) {
-                            Some(Poll::Ready(Some(message))) => Some(*message),
+                            Some(Poll::Ready(Some(message))) => Some(message),
                             _ => None,
                         },
                     };
@@ -356,7 +346,7 @@ impl Stream for Reply {
         let next = match this.pop() {
             Some(message) => Poll::Ready(Some(message)),
             None => match this.rx.as_mut() {
-                Some(rx) => rx.poll_recv(cx).map(|message| message.map(|message| *message)),
+                Some(rx) => rx.poll_recv(cx),
                 None => Poll::Ready(None),
             },
         };

@@ -342,7 +342,7 @@ impl Session {
         let mut params = params;
         telemetry::inject(&span, &mut params);
         let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        sink.send(Box::new(Outgoing::request(&message))).await.map_err(|_| Error::internal("the client went away"))?;
+        sink.send(Outgoing::request(&message)).await.map_err(|_| Error::internal("the client went away"))?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(error))) => Err(Error::Failed(format!("the client answered {method} with an error: {error}"))),

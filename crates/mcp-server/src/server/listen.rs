@@ -78,7 +78,7 @@ impl Server {
                 "method": "notifications/subscriptions/acknowledged",
                 "params": { "notifications": honoured, "_meta": meta },
             });
-            if sink.send(Box::new(Outgoing::notification(&ack))).await.is_err() {
+            if sink.send(Outgoing::notification(&ack)).await.is_err() {
                 return;
             }
             loop {
@@ -93,7 +93,7 @@ impl Server {
                                 }
                                 let params = json!({ "uri": uri, "_meta": meta });
                                 let updated = json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params });
-                                if sink.send(Box::new(Outgoing::notification(&updated))).await.is_err() {
+                                if sink.send(Outgoing::notification(&updated)).await.is_err() {
                                     return;
                                 }
                             }
@@ -121,7 +121,7 @@ impl Server {
                         json!({ "jsonrpc": "2.0", "method": "notifications/tasks", "params": params })
                     }
                 };
-                if sink.send(Box::new(Outgoing::notification(&message))).await.is_err() {
+                if sink.send(Outgoing::notification(&message)).await.is_err() {
                     return;
                 }
             }

@@ -93,8 +93,8 @@ impl Server {
             operation.finish(response.as_ref());
         }
         let mut messages = VecDeque::new();
-        while let Ok(message) = rx.try_recv() {
-            messages.push_back(*message);
+        while let Some(message) = rx.try_recv() {
+            messages.push_back(message);
         }
         Reply::finished(messages, response)
     }
