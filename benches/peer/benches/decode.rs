@@ -1,9 +1,12 @@
-//! A client's typed decode of a large `tools/call` answer, ours next to rmcp's, with
-//! `serde_json::Value` on the same bytes, in the same run.
+//! A client's typed decode of a large `tools/call` answer, and a server's typed decode of the
+//! driver's `tools/call add` request, ours next to rmcp's, with `serde_json::Value` on the same
+//! bytes, in the same run.
 //!
-//! `cargo bench --bench decode` (in `benches/peer`). The input is the 1 MiB text result of
+//! `cargo bench --bench decode` (in `benches/peer`). The answer is the 1 MiB text result of
 //! `crates/mcp-types/benches/codec.rs` (same generator, same bytes), as the whole JSON-RPC
-//! response and as the result object alone. After criterion's groups, a plain in-process loop
+//! response and as the result object alone. The request is what the driver sends a server, in
+//! each era (the modern one with its `_meta`); beside the SDKs, the floor server's own struct
+//! (`id`, `method` and the two arguments, nothing else read) gives the least a request costs. After criterion's groups, a plain in-process loop
 //! (median of interleaved batches) prints each decoder's time over `Value`'s. See [`profile`] for
 //! instruction counts.
 
@@ -12,7 +15,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use mcp_types::{CallToolRequest, CallToolResultResponse, OnePassResponse, Request, ServerMessage};
+use mcp_types::{
+    CallToolRequest, CallToolResultResponse, ClientMessage, ClientRequest, OnePassResponse, Request, ServerMessage,
+};
 use serde_json::Value;
 
 type Ours = <CallToolRequest as Request>::Result;
@@ -80,26 +85,100 @@ const WORDS: [&str; 24] = [
     "value",
 ];
 
+/// What a decoder reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    /// The whole `tools/call` response of 1 MiB.
+    Response,
+    /// Its result object alone.
+    Result,
+    /// The driver's modern `tools/call add`, with `_meta`.
+    ModernRequest,
+    /// The driver's legacy `tools/call add`.
+    LegacyRequest,
+}
+
+impl Input {
+    const ALL: [Input; 4] = [Input::Response, Input::Result, Input::ModernRequest, Input::LegacyRequest];
+
+    fn name(self) -> &'static str {
+        match self {
+            Input::Response => "response",
+            Input::Result => "result",
+            Input::ModernRequest => "modern request",
+            Input::LegacyRequest => "legacy request",
+        }
+    }
+
+    fn group(self) -> &'static str {
+        match self {
+            Input::Response => "tools/call response 1 MiB text",
+            Input::Result => "tools/call result 1 MiB text",
+            Input::ModernRequest => "tools/call add request, 2026-07-28",
+            Input::LegacyRequest => "tools/call add request, 2025-11-25",
+        }
+    }
+}
+
 /// One way of decoding the bytes.
 struct Decoder {
     name: &'static str,
-    /// `true`: the whole response; `false`: the result object alone.
-    message: bool,
+    input: Input,
     run: fn(&[u8]),
 }
 
+/// What the floor server (`src/bin/floor.rs`) reads of a request.
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct FloorRequest {
+    id: Option<i64>,
+    method: String,
+    #[serde(default)]
+    params: FloorParams,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[allow(dead_code)]
+struct FloorParams {
+    arguments: Option<FloorAdd>,
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct FloorAdd {
+    a: i64,
+    b: i64,
+}
+
+/// The request the driver sends (`call_body` in `src/bin/driver.rs`), for id 7.
+fn request(modern: bool) -> String {
+    let meta = match modern {
+        true => {
+            r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"peer-bench","version":"1"}},"#
+        }
+        false => "",
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{meta}"name":"add","arguments":{{"a":7,"b":7}}}}}}"#
+    )
+}
+
 const DECODERS: &[Decoder] = &[
-    Decoder { name: "Value", message: true, run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())) },
+    Decoder {
+        name: "Value",
+        input: Input::Response,
+        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
+    },
     Decoder {
         // mcp-types typed by the method: `CallToolResultResponse`, whose `result` is `Ours`.
         name: "ours CallToolResultResponse",
-        message: true,
+        input: Input::Response,
         run: |b| drop(black_box(serde_json::from_slice::<CallToolResultResponse>(b).unwrap())),
     },
     Decoder {
         // Read without the method (its result kept as text), then decoded by it.
         name: "ours ServerMessage + RawResult::decode",
-        message: true,
+        input: Input::Response,
         run: |b| {
             let ServerMessage::Response(response) = serde_json::from_slice(b).unwrap() else { panic!() };
             drop(black_box(response.result.decode::<Ours>().unwrap()));
@@ -109,7 +188,7 @@ const DECODERS: &[Decoder] = &[
         // As mcp-client reads a `tools/call` response: the result decoded by the method where it
         // starts in the message, in the same pass (`OnePassResponse`).
         name: "ours OnePassResponse",
-        message: true,
+        input: Input::Response,
         run: |b| {
             let text = std::str::from_utf8(b).unwrap();
             drop(black_box(OnePassResponse::read(text).unwrap().decode::<Ours>().unwrap()));
@@ -117,32 +196,87 @@ const DECODERS: &[Decoder] = &[
     },
     Decoder {
         name: "rmcp ServerJsonRpcMessage",
-        message: true,
+        input: Input::Response,
         run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(b).unwrap())),
     },
-    Decoder { name: "Value", message: false, run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())) },
+    Decoder {
+        name: "Value",
+        input: Input::Result,
+        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
+    },
     Decoder {
         name: "ours <CallToolRequest as Request>::Result",
-        message: false,
+        input: Input::Result,
         run: |b| drop(black_box(serde_json::from_slice::<Ours>(b).unwrap())),
     },
     Decoder {
         name: "rmcp CallToolResult",
-        message: false,
+        input: Input::Result,
         run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::CallToolResult>(b).unwrap())),
+    },
+    Decoder {
+        name: "Value",
+        input: Input::ModernRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
+    },
+    Decoder {
+        // As mcp-server's typed path reads it: checked as UTF-8 whole, then one pass.
+        name: "ours ClientMessage",
+        input: Input::ModernRequest,
+        run: |b| drop(black_box(serde_json::from_str::<ClientMessage>(std::str::from_utf8(b).unwrap()).unwrap())),
+    },
+    Decoder {
+        name: "rmcp ClientJsonRpcMessage",
+        input: Input::ModernRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(b).unwrap())),
+    },
+    Decoder {
+        name: "floor struct",
+        input: Input::ModernRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<FloorRequest>(b).unwrap())),
+    },
+    Decoder {
+        name: "Value",
+        input: Input::LegacyRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
+    },
+    Decoder {
+        name: "ours legacy ClientMessage",
+        input: Input::LegacyRequest,
+        run: |b| {
+            let text = std::str::from_utf8(b).unwrap();
+            drop(black_box(serde_json::from_str::<mcp_types::v2025_11_25::ClientMessage>(text).unwrap()))
+        },
+    },
+    Decoder {
+        name: "rmcp ClientJsonRpcMessage",
+        input: Input::LegacyRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(b).unwrap())),
+    },
+    Decoder {
+        name: "floor struct",
+        input: Input::LegacyRequest,
+        run: |b| drop(black_box(serde_json::from_slice::<FloorRequest>(b).unwrap())),
     },
 ];
 
 struct Inputs {
     message: Vec<u8>,
     result: Vec<u8>,
+    modern_request: Vec<u8>,
+    legacy_request: Vec<u8>,
 }
 
 impl Inputs {
     fn new() -> Inputs {
         let result = result_text();
         let message = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#);
-        let inputs = Inputs { message: message.into_bytes(), result: result.into_bytes() };
+        let inputs = Inputs {
+            message: message.into_bytes(),
+            result: result.into_bytes(),
+            modern_request: request(true).into_bytes(),
+            legacy_request: request(false).into_bytes(),
+        };
         // Every decoder accepts its input, and both SDKs read the same text.
         for d in DECODERS {
             (d.run)(inputs.of(d));
@@ -150,20 +284,35 @@ impl Inputs {
         let ours: Ours = serde_json::from_slice(&inputs.result).unwrap();
         let theirs: rmcp::model::CallToolResult = serde_json::from_slice(&inputs.result).unwrap();
         assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&theirs).unwrap());
+        // Both read the request as a `tools/call` of `add`, and ours keeps the arguments.
+        let ClientMessage::Request(ClientRequest::CallTool(call)) =
+            serde_json::from_slice(&inputs.modern_request).unwrap()
+        else {
+            panic!("a modern tools/call")
+        };
+        assert_eq!(call.params.arguments.unwrap()["a"], 7);
+        let theirs: rmcp::model::ClientJsonRpcMessage = serde_json::from_slice(&inputs.modern_request).unwrap();
+        assert!(serde_json::to_string(&theirs).unwrap().contains(r#""name":"add""#));
         inputs
     }
 
     fn of(&self, d: &Decoder) -> &[u8] {
-        if d.message { &self.message } else { &self.result }
+        match d.input {
+            Input::Response => &self.message,
+            Input::Result => &self.result,
+            Input::ModernRequest => &self.modern_request,
+            Input::LegacyRequest => &self.legacy_request,
+        }
     }
 }
 
 fn bench_decode(c: &mut Criterion) {
     let inputs = Inputs::new();
-    for (group, message) in [("tools/call response 1 MiB text", true), ("tools/call result 1 MiB text", false)] {
-        let mut group = c.benchmark_group(group);
-        group.throughput(Throughput::Bytes(if message { inputs.message.len() } else { inputs.result.len() } as u64));
-        for d in DECODERS.iter().filter(|d| d.message == message) {
+    for input in Input::ALL {
+        let mut group = c.benchmark_group(input.group());
+        let ds: Vec<&Decoder> = DECODERS.iter().filter(|d| d.input == input).collect();
+        group.throughput(Throughput::Bytes(inputs.of(ds[0]).len() as u64));
+        for d in ds {
             let bytes = inputs.of(d);
             group.bench_function(BenchmarkId::new("decode", d.name), |b| b.iter(|| (d.run)(black_box(bytes))));
         }
@@ -219,15 +368,14 @@ fn summary() {
     let inputs = Inputs::new();
     println!("| input | decoder | time | / Value |");
     println!("|---|---|---:|---:|");
-    for message in [true, false] {
-        let ds: Vec<&Decoder> = DECODERS.iter().filter(|d| d.message == message).collect();
+    for input in Input::ALL {
+        let ds: Vec<&Decoder> = DECODERS.iter().filter(|d| d.input == input).collect();
         let fs: Vec<Box<dyn Fn() + '_>> =
             ds.iter().map(|d| Box::new(|| (d.run)(inputs.of(d))) as Box<dyn Fn()>).collect();
         let fs: Vec<&dyn Fn()> = fs.iter().map(|f| f.as_ref()).collect();
         let times = medians(&fs);
-        let input = if message { "response" } else { "result" };
         for (d, t) in ds.iter().zip(&times) {
-            println!("| {input} | {} | {:.3} ms | {:.2} |", d.name, t * 1e3, t / times[0]);
+            println!("| {} | {} | {:.3} µs | {:.2} |", input.name(), d.name, t * 1e6, t / times[0]);
         }
     }
 }
@@ -242,7 +390,7 @@ fn profile(spec: &str) {
     for _ in 0..iterations.parse::<u32>().expect("iterations") {
         (d.run)(inputs.of(d));
     }
-    eprintln!("profiled {} ({})", d.name, if d.message { "response" } else { "result" });
+    eprintln!("profiled {} ({})", d.name, d.input.name());
 }
 
 fn main() {
