@@ -30,7 +30,9 @@ pub struct Session {
     /// The token of the session's latest authorized request (HTTP with authorization): what its
     /// handlers read through [`Context::principal`](crate::Context::principal).
     latest_token: Mutex<Option<Arc<crate::principal::VerifiedToken>>>,
-    legacy: Mutex<Legacy>,
+    /// What a legacy session negotiated; `None` (nothing) until it changes, so that the session of
+    /// a stateless request stays small.
+    legacy: Mutex<Option<Box<Legacy>>>,
     /// How many times `legacy` changed: a transport saves the record only when this moved.
     revision: AtomicU64,
     pending: Mutex<Pending>,
@@ -281,25 +283,26 @@ impl Session {
 
     /// The version `initialize` negotiated, if this is a legacy session.
     pub fn protocol_version(&self) -> Option<String> {
-        self.legacy.lock().expect("not poisoned").version.clone()
+        self.legacy.lock().expect("not poisoned").as_ref().and_then(|legacy| legacy.version.clone())
     }
 
     /// Whether `initialize` negotiated a legacy revision on this session.
     pub(crate) fn is_initialized_legacy(&self) -> bool {
-        self.legacy.lock().expect("not poisoned").version.is_some()
+        self.legacy.lock().expect("not poisoned").as_ref().is_some_and(|legacy| legacy.version.is_some())
     }
 
     pub(crate) fn legacy(&self) -> Legacy {
-        self.legacy.lock().expect("not poisoned").clone()
+        self.legacy.lock().expect("not poisoned").as_deref().cloned().unwrap_or_default()
     }
 
     /// Reads the legacy state without copying all of it.
     pub(crate) fn read_legacy<R>(&self, read: impl FnOnce(&Legacy) -> R) -> R {
-        read(&self.legacy.lock().expect("not poisoned"))
+        static UNCHANGED: std::sync::LazyLock<Legacy> = std::sync::LazyLock::new(Legacy::default);
+        read(self.legacy.lock().expect("not poisoned").as_deref().unwrap_or(&UNCHANGED))
     }
 
     pub(crate) fn update(&self, change: impl FnOnce(&mut Legacy)) {
-        change(&mut self.legacy.lock().expect("not poisoned"));
+        change(self.legacy.lock().expect("not poisoned").get_or_insert_default());
         self.revision.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -311,11 +314,11 @@ impl Session {
     }
 
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
-        self.legacy.lock().expect("not poisoned").log_level
+        self.legacy.lock().expect("not poisoned").as_ref().and_then(|legacy| legacy.log_level)
     }
 
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
-        self.legacy.lock().expect("not poisoned").subscriptions.contains(uri)
+        self.legacy.lock().expect("not poisoned").as_ref().is_some_and(|legacy| legacy.subscriptions.contains(uri))
     }
 
     /// Sends a server-to-client request on `sink` and waits, at most `timeout`, for the
