@@ -88,8 +88,12 @@ pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<axum::body
 }
 
 pub(super) fn json_body(status: StatusCode, json: String) -> Response {
-    // A static header value: built without a check and a copy on every response.
-    (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], json).into_response()
+    // Built directly: a `String`'s `into_response` would first insert `text/plain`, which the
+    // content type would then replace. A static header value: no check and no copy per response.
+    let mut response = Response::new(Body::from(json));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// A refusal by the transport: recorded by its HTTP status, the body's JSON-RPC error aside.
