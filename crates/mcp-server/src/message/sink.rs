@@ -103,7 +103,8 @@ impl Drop for SinkReceiver {
         // reader's waker goes too: a sender's drop after this wakes no one.
         self.0.reader.take();
         self.0.room.close();
-        std::mem::take(&mut *self.0.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        let queued = std::mem::take(&mut *self.0.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        drop(queued); // after the lock
     }
 }
 
