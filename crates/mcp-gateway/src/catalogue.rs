@@ -15,6 +15,7 @@ use mcp_server::dynamic::{
 };
 use mcp_server::{Context, Error, Principal, Server};
 use mcp_types::ext::skills::Skill;
+use mcp_types::http_headers::HeaderParam;
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
@@ -391,6 +392,19 @@ impl ToolSource for Catalogue {
             return None;
         }
         index.tools.items.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    /// From the index, without a search of the tools or a copy of one (asked on every call).
+    fn header_params(&self, name: &str, caller: &Principal) -> Option<Arc<[HeaderParam]>> {
+        if self.search.is_some()
+            && let Some(tool) = crate::search::listed_tool(name)
+        {
+            return mcp_server::dynamic::header_params_of(&tool);
+        }
+        let index = Arc::clone(&self.index.read().expect("not poisoned"));
+        // Looked up first: most tools have none, and an empty map answers without hashing.
+        let params = index.tool_headers.get(name)?;
+        self.shows(caller, &index, name, access::TOOL).then(|| Arc::clone(params))
     }
 
     /// From the index, without building the caller's list (asked on every call).

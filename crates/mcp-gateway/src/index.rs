@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use mcp_types::ext::skills::{SKILL_MD, Skill};
+use mcp_types::http_headers::HeaderParam;
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::config::PrefixMode;
@@ -14,6 +15,9 @@ use crate::upstream::{Hints, Lists, Upstream};
 #[derive(Default)]
 pub(crate) struct Index {
     pub(crate) tools: Listing<Tool>,
+    /// The `x-mcp-header` parameters of the tools that have some, by listed name: what a call's
+    /// mirrored `Mcp-Param-*` headers are checked against, found without a search of `tools`.
+    pub(crate) tool_headers: HashMap<String, Arc<[HeaderParam]>>,
     pub(crate) prompts: Listing<Prompt>,
     /// Resources and templates keep their URIs: listed by URI, routed by URI.
     pub(crate) resources: Listing<Resource>,
@@ -341,7 +345,24 @@ impl Index {
             templates: all.templates.and(lists.hints.templates),
         });
         let policed = Default::default();
-        let index = Index { tools, prompts, resources, templates, starts, skills, refused, prefixed, hints, policed };
+        let tool_headers = tools
+            .items
+            .iter()
+            .filter_map(|tool| Some((tool.name.clone(), mcp_server::dynamic::header_params_of(tool)?)))
+            .collect();
+        let index = Index {
+            tools,
+            tool_headers,
+            prompts,
+            resources,
+            templates,
+            starts,
+            skills,
+            refused,
+            prefixed,
+            hints,
+            policed,
+        };
         (index, clashes.into_iter().map(|(_, clash)| clash).collect(), changed)
     }
 

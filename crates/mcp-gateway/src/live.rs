@@ -10,6 +10,7 @@ use mcp_server::dynamic::{
 };
 use mcp_server::{Context, Principal, TaskSupport};
 use mcp_types::ext::skills::Skill;
+use mcp_types::http_headers::HeaderParam;
 use mcp_types::{CallToolRequestParams, GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::catalogue::Catalogue;
@@ -58,6 +59,10 @@ impl ToolSource for Live {
 
     fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {
         self.get().tool(name, caller)
+    }
+
+    fn header_params(&self, name: &str, caller: &Principal) -> Option<Arc<[HeaderParam]>> {
+        self.get().header_params(name, caller)
     }
 
     fn lists_tool(&self, name: &str, caller: &Principal) -> bool {

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use mcp_types::ext::skills::Skill;
+use mcp_types::http_headers::HeaderParam;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, Prompt, RawResult,
     ReadResourceResultContentsItem, Resource, ResourceTemplate, Tool,
@@ -119,11 +120,19 @@ pub trait ToolSource: Send + Sync + 'static {
     }
 
     /// The definition of the tool `name` that `caller` may see (default: the one in
-    /// [`tools`](Self::tools)). The server checks a call's mirrored `Mcp-Param-*` headers against
-    /// its `x-mcp-header` annotations, as it does for a route's; a source with many tools may
-    /// answer from an index.
+    /// [`tools`](Self::tools)); the default [`header_params`](Self::header_params) reads its
+    /// annotations from it. A source with many tools may answer from an index.
     fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {
         self.tools(caller).iter().find(|tool| tool.name == name).cloned()
+    }
+
+    /// The `x-mcp-header` parameters of the tool `name` that `caller` may see, which a call's
+    /// mirrored `Mcp-Param-*` headers are checked against, as a route's are (default: read from
+    /// [`tool`](Self::tool)'s input schema on every call, by [`header_params_of`]). `None`: the
+    /// tool has none (or annotations no client can mirror), or `caller` may not see it. A source
+    /// with many tools may keep them in its index, made by [`header_params_of`] when it lists.
+    fn header_params(&self, name: &str, caller: &Principal) -> Option<Arc<[HeaderParam]>> {
+        header_params_of(&self.tool(name, caller)?)
     }
 
     /// Whether [`tools`](Self::tools) lists `name` for `caller` (default: looked up in that
@@ -146,6 +155,19 @@ pub trait ToolSource: Send + Sync + 'static {
     fn offers_tasks(&self) -> bool {
         false
     }
+}
+
+/// The `x-mcp-header` parameters of `tool`'s input schema, for [`ToolSource::header_params`];
+/// `None` when it has none, or annotations that are not valid (no client can mirror them).
+pub fn header_params_of(tool: &Tool) -> Option<Arc<[HeaderParam]>> {
+    // Parsing the schema is most of the cost: without a backslash nothing in the text is
+    // escaped, so an annotation would appear as it is spelled.
+    let text = tool.input_schema.as_json();
+    if !text.contains('\\') && !text.contains(mcp_types::http_headers::ANNOTATION) {
+        return None;
+    }
+    let headers = mcp_types::http_headers::header_params(&tool.input_schema.to_value()).ok()?;
+    (!headers.is_empty()).then(|| headers.into())
 }
 
 /// Prompts the server does not know when it is built ([`ServerBuilder::prompt_source`](crate::ServerBuilder::prompt_source)),

@@ -90,7 +90,7 @@ const REMOVED_METHODS: &[&str] =
 struct ToolEntry {
     route: ToolRoute,
     validator: ArgumentValidator,
-    headers: Vec<HeaderParam>,
+    headers: Arc<[HeaderParam]>,
 }
 
 /// Routes by name or URI. Built once and only read after, so a fast hash is safe: a caller

@@ -326,7 +326,7 @@ impl ServerBuilder {
             let validator = ArgumentValidator::new(&schema)
                 .map_err(|e| BuildError(format!("tool `{name}`: inputSchema is not a valid JSON Schema: {e}")))?;
             let headers = header_params(&schema).map_err(|e| BuildError(format!("tool `{name}`: {e}")))?;
-            tools.push(ToolEntry { route, validator, headers });
+            tools.push(ToolEntry { route, validator, headers: headers.into() });
         }
         let mut resource_index = super::RouteIndex::default();
         for (index, route) in self.resources.iter().enumerate() {

@@ -658,29 +658,13 @@ impl Server {
         }
     }
 
-    /// The `x-mcp-header` parameters a call of `name` must mirror: its route's, else those of the
-    /// source's tool as listed now (one listed with invalid annotations is checked against none,
-    /// as no client can mirror them).
-    pub(super) fn mirrored_params(
-        &self,
-        name: &str,
-        session: &Session,
-    ) -> Option<std::borrow::Cow<'_, [mcp_types::http_headers::HeaderParam]>> {
-        use std::borrow::Cow;
+    /// The `x-mcp-header` parameters a call of `name` must mirror: its route's, else those the
+    /// source gives for its tool as listed now ([`ToolSource::header_params`]).
+    pub(super) fn mirrored_params(&self, name: &str, session: &Session) -> Option<Arc<[HeaderParam]>> {
         match self.tool(name) {
             Some(entry) if entry.headers.is_empty() => None,
-            Some(entry) => Some(Cow::Borrowed(&entry.headers[..])),
-            None => {
-                let tool = self.inner.tool_source.as_ref()?.tool(name, &session.request_principal())?;
-                // Parsing the schema is most of this call's cost: without a backslash nothing in
-                // the text is escaped, so an annotation would appear as it is spelled.
-                let text = tool.input_schema.as_json();
-                if !text.contains('\\') && !text.contains(mcp_types::http_headers::ANNOTATION) {
-                    return None;
-                }
-                let headers = mcp_types::http_headers::header_params(&tool.input_schema.to_value()).ok()?;
-                (!headers.is_empty()).then_some(Cow::Owned(headers))
-            }
+            Some(entry) => Some(Arc::clone(&entry.headers)),
+            None => self.inner.tool_source.as_ref()?.header_params(name, &session.request_principal()),
         }
     }
 }
