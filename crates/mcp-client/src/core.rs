@@ -271,12 +271,12 @@ impl Core {
     }
 
     /// The hooks of the call a server message belongs to: the call whose response stream
-    /// carried it, else (stdio says nothing) the only call in flight with hooks.
-    fn call_hooks(&self, related: Option<&RequestId>) -> Option<CallHooks> {
+    /// carried it, else (stdio says nothing) the only call in flight with hooks, when `guess`.
+    fn call_hooks(&self, related: Option<&RequestId>, guess: bool) -> Option<CallHooks> {
         let calls = self.calls.lock().unwrap();
         match related {
             Some(id) => calls.get(id).cloned(),
-            None if calls.len() == 1 => calls.values().next().cloned(),
+            None if guess && calls.len() == 1 => calls.values().next().cloned(),
             None => None,
         }
     }
@@ -355,7 +355,7 @@ impl Core {
             return;
         }
         if method == "notifications/message" {
-            if let Some(log) = self.call_hooks(related).and_then(|hooks| hooks.log) {
+            if let Some(log) = self.call_hooks(related, true).and_then(|hooks| hooks.log) {
                 match serde_json::from_value(params.clone()) {
                     Ok(message) => return log(message),
                     Err(error) => tracing::warn!(%error, "ignoring a malformed log message from the server"),
@@ -387,7 +387,13 @@ impl Core {
             "ping" => Ok(json!({})),
             "elicitation/create" | "sampling/createMessage" | "roots/list" => {
                 let params = request.params.clone();
-                let answer = match self.call_hooks(request.related.as_ref()).and_then(|hooks| hooks.input) {
+                // A server asks for roots once it is initialized and when they change: they are
+                // the session's, not a call's. Guessed from the only call in flight (a stdio
+                // server's timer firing during it), one caller's roots would become the session's
+                // for every caller after; only a request the call's own stream carried is its.
+                let guess = request.method != "roots/list";
+                let hooks = self.call_hooks(request.related.as_ref(), guess);
+                let answer = match hooks.and_then(|hooks| hooks.input) {
                     Some(hook) => hook
                         .answer(vec![(None, request.method.as_str(), params)])
                         .instrument(span.clone())

@@ -528,13 +528,14 @@ impl Member {
 /// The client-wide handlers of an upstream connection. A legacy server learns at the
 /// handshake what its client may be asked, so the gateway declares everything; each request's
 /// questions go to its own caller (`CallOptions::on_input`), and these answer only those no
-/// request can be told apart for (a stdio server asking while several requests are in flight),
-/// with an error.
+/// request can be told apart for, with an error: a stdio server asking while several requests
+/// are in flight, or asking for roots without a request's stream (roots are a session's, and
+/// the session is shared by every caller).
 fn unrouted() -> Handlers {
     fn refuse() -> HandlerError {
         HandlerError(
             "the gateway cannot tell which of its callers this question is for \
-             (several requests to this upstream are in flight and its transport does not say)"
+             (its transport does not say which request it belongs to)"
                 .to_owned(),
         )
     }

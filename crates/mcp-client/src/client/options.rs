@@ -55,8 +55,10 @@ impl CallOptions {
     /// `InputRequiredResult` (or of a task) at once, or a legacy server's `elicitation/create`,
     /// `sampling/createMessage` or `roots/list` request that belongs to this call, alone. On
     /// Streamable HTTP a legacy request belongs to the call whose response stream carries it; on
-    /// stdio, which does not say, to the only call in flight with a handler of its own (with
-    /// several, the client's [`Handlers`] answer). On the modern wire this call declares
+    /// stdio, which does not say, an `elicitation/create` or `sampling/createMessage` belongs to
+    /// the only call in flight with a handler of its own (with several, the client's
+    /// [`Handlers`] answer), and a `roots/list` to none: a server asks for roots for its session
+    /// (after the handshake, when they change), so the [`Handlers`] answer it. On the modern wire this call declares
     /// `capabilities` in place of the client's; a legacy server keeps those of the handshake.
     ///
     /// A proxy uses this to pass each question on to its own caller.

@@ -245,3 +245,31 @@ fn a_request_writes_the_prepared_meta_after_the_callers() {
     let bare = request_message(&id, "ping", &serde_json::Map::new(), &serde_json::Map::new(), &[None, None, None]);
     assert_eq!(bare, r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}"#);
 }
+
+/// A `roots/list` that no response stream relates to a call (stdio) is the session's: the
+/// client's handlers answer it even while exactly one call with an input hook is in flight, for
+/// a caller's roots would otherwise become the session's (a gateway's upstream serves every
+/// caller). An elicitation asked the same way still goes to that call, and a `roots/list` its own
+/// stream carried does too.
+#[test]
+fn roots_asked_outside_a_calls_stream_are_answered_for_the_session() {
+    use crate::handlers::InputHook;
+    let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
+    let from_the_call = || async { Err(crate::HandlerError("the call's hook".into())) };
+    let input = InputHook::new(mcp_types::ClientCapabilities::default(), move |_| from_the_call());
+    core.watch_call(RequestId::Integer(1), CallHooks { input: Some(input), ..Default::default() });
+    let ask = |method: &str, params: Value, related: Option<RequestId>| ServerRequest {
+        id: json!(9),
+        method: method.into(),
+        params,
+        related,
+    };
+    let elicit = json!({"message": "Your name?", "requestedSchema": {"type": "object", "properties": {}}});
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let answer = |request| runtime.block_on(core.answer(&request));
+    assert_eq!(answer(ask("roots/list", Value::Null, None))["result"], json!({"roots": []}));
+    let guessed = answer(ask("elicitation/create", elicit, None));
+    assert_eq!(guessed["error"]["message"], "the call's hook", "{guessed}");
+    let carried = answer(ask("roots/list", Value::Null, Some(RequestId::Integer(1))));
+    assert_eq!(carried["error"]["message"], "the call's hook", "{carried}");
+}
