@@ -247,9 +247,12 @@ async fn a_caller_that_cannot_answer_gets_the_missing_capability_named() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight() {
+async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_not_for_roots() {
     // The stdio upstream is this crate's binary, fronting the interviewer; stdio does not say
-    // which call a server request belongs to, so the gateway gives it to the only one in flight.
+    // which call a server request belongs to, so the gateway gives an elicitation or a sampling
+    // request to the only call in flight. Roots it gives to no caller: a server asks for them
+    // for its session (the upstream's session is every caller's), and one caller's roots must
+    // not become the session's.
     let upstream = Upstream::start(interviewer(), 0);
     let inner = std::env::temp_dir().join(format!("mcp-gateway-bridge-{}.toml", std::process::id()));
     let inner_toml =
@@ -262,13 +265,30 @@ async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight() {
     );
     let gateway = Gateway::start(&config(&outer)).await.unwrap();
     let url = serve(&gateway).await;
-    let expected = (
-        "Ada; Greet Ada!; file:///desk".to_owned(),
-        vec![json!("asking a name")],
-        vec!["name".to_owned(), "model".to_owned(), "roots".to_owned()],
-    );
     for era in [EraPreference::Modern, EraPreference::Legacy] {
-        assert_eq!(interview(&url, era).await, expected, "{era:?} caller");
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (named, modelled, rooted) = (Arc::clone(&asked), Arc::clone(&asked), Arc::clone(&asked));
+        let handlers = Handlers::new()
+            .elicitation(ElicitationModes::FORM, move |_| {
+                named.lock().unwrap().push("name");
+                async { ElicitationResponse::accept_value(&json!({ "name": "Ada" })) }
+            })
+            .sampling(Default::default(), move |_| {
+                modelled.lock().unwrap().push("model");
+                let text = TextContent::new("Hello!");
+                async move { Ok(CreateMessageResult::new(text.into(), "model", Role::Assistant)) }
+            })
+            .roots(move || {
+                rooted.lock().unwrap().push("roots");
+                async { Ok(vec![Root { uri: "file:///desk".into(), ..Default::default() }]) }
+            });
+        let client = Client::builder("desk", "1.0.0").era(era).handlers(handlers).connect_http(&url).await.unwrap();
+        let said = match client.call_tool("interview", json!({})).await {
+            Ok(result) => only_text(&result).to_owned(),
+            Err(error) => error.to_string(),
+        };
+        assert!(said.contains("cannot tell which of its callers"), "{era:?} caller: {said}");
+        assert_eq!(*asked.lock().unwrap(), ["name", "model"], "{era:?} caller");
     }
     let _ = std::fs::remove_file(inner);
 }
