@@ -255,7 +255,7 @@ fn a_request_writes_the_prepared_meta_after_the_callers() {
 fn roots_asked_outside_a_calls_stream_are_answered_for_the_session() {
     use crate::handlers::InputHook;
     let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
-    let from_the_call = || async { Err(crate::HandlerError("the call's hook".into())) };
+    let from_the_call = || async { Err(crate::error::HandlerError("the call's hook".into())) };
     let input = InputHook::new(mcp_types::ClientCapabilities::default(), move |_| from_the_call());
     core.watch_call(RequestId::Integer(1), CallHooks { input: Some(input), ..Default::default() });
     let ask = |method: &str, params: Value, related: Option<RequestId>| ServerRequest {
