@@ -163,101 +163,48 @@ fn request(modern: bool) -> String {
     )
 }
 
+/// Decodes the bytes as `T`, as `serde_json::from_slice` does.
+fn slice<T: serde::de::DeserializeOwned>(bytes: &[u8]) {
+    drop(black_box(serde_json::from_slice::<T>(bytes).unwrap()));
+}
+
+/// Decodes the bytes as `T` as mcp-server's typed path reads a message: checked as UTF-8 whole,
+/// then one pass over the text.
+fn text<T: serde::de::DeserializeOwned>(bytes: &[u8]) {
+    drop(black_box(serde_json::from_str::<T>(std::str::from_utf8(bytes).unwrap()).unwrap()));
+}
+
+const fn decoder(name: &'static str, input: Input, run: fn(&[u8])) -> Decoder {
+    Decoder { name, input, run }
+}
+
 const DECODERS: &[Decoder] = &[
-    Decoder {
-        name: "Value",
-        input: Input::Response,
-        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
-    },
-    Decoder {
-        // mcp-types typed by the method: `CallToolResultResponse`, whose `result` is `Ours`.
-        name: "ours CallToolResultResponse",
-        input: Input::Response,
-        run: |b| drop(black_box(serde_json::from_slice::<CallToolResultResponse>(b).unwrap())),
-    },
-    Decoder {
-        // Read without the method (its result kept as text), then decoded by it.
-        name: "ours ServerMessage + RawResult::decode",
-        input: Input::Response,
-        run: |b| {
-            let ServerMessage::Response(response) = serde_json::from_slice(b).unwrap() else { panic!() };
-            drop(black_box(response.result.decode::<Ours>().unwrap()));
-        },
-    },
-    Decoder {
-        // As mcp-client reads a `tools/call` response: the result decoded by the method where it
-        // starts in the message, in the same pass (`OnePassResponse`).
-        name: "ours OnePassResponse",
-        input: Input::Response,
-        run: |b| {
-            let text = std::str::from_utf8(b).unwrap();
-            drop(black_box(OnePassResponse::read(text).unwrap().decode::<Ours>().unwrap()));
-        },
-    },
-    Decoder {
-        name: "rmcp ServerJsonRpcMessage",
-        input: Input::Response,
-        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(b).unwrap())),
-    },
-    Decoder {
-        name: "Value",
-        input: Input::Result,
-        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
-    },
-    Decoder {
-        name: "ours <CallToolRequest as Request>::Result",
-        input: Input::Result,
-        run: |b| drop(black_box(serde_json::from_slice::<Ours>(b).unwrap())),
-    },
-    Decoder {
-        name: "rmcp CallToolResult",
-        input: Input::Result,
-        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::CallToolResult>(b).unwrap())),
-    },
-    Decoder {
-        name: "Value",
-        input: Input::ModernRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
-    },
-    Decoder {
-        // As mcp-server's typed path reads it: checked as UTF-8 whole, then one pass.
-        name: "ours ClientMessage",
-        input: Input::ModernRequest,
-        run: |b| drop(black_box(serde_json::from_str::<ClientMessage>(std::str::from_utf8(b).unwrap()).unwrap())),
-    },
-    Decoder {
-        name: "rmcp ClientJsonRpcMessage",
-        input: Input::ModernRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(b).unwrap())),
-    },
-    Decoder {
-        name: "floor struct",
-        input: Input::ModernRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<FloorRequest>(b).unwrap())),
-    },
-    Decoder {
-        name: "Value",
-        input: Input::LegacyRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<Value>(b).unwrap())),
-    },
-    Decoder {
-        name: "ours legacy ClientMessage",
-        input: Input::LegacyRequest,
-        run: |b| {
-            let text = std::str::from_utf8(b).unwrap();
-            drop(black_box(serde_json::from_str::<mcp_types::v2025_11_25::ClientMessage>(text).unwrap()))
-        },
-    },
-    Decoder {
-        name: "rmcp ClientJsonRpcMessage",
-        input: Input::LegacyRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(b).unwrap())),
-    },
-    Decoder {
-        name: "floor struct",
-        input: Input::LegacyRequest,
-        run: |b| drop(black_box(serde_json::from_slice::<FloorRequest>(b).unwrap())),
-    },
+    decoder("Value", Input::Response, slice::<Value>),
+    // mcp-types typed by the method: `CallToolResultResponse`, whose `result` is `Ours`.
+    decoder("ours CallToolResultResponse", Input::Response, slice::<CallToolResultResponse>),
+    // Read without the method (its result kept as text), then decoded by it.
+    decoder("ours ServerMessage + RawResult::decode", Input::Response, |b| {
+        let ServerMessage::Response(response) = serde_json::from_slice(b).unwrap() else { panic!() };
+        drop(black_box(response.result.decode::<Ours>().unwrap()));
+    }),
+    // As mcp-client reads a `tools/call` response: the result decoded by the method where it
+    // starts in the message, in the same pass (`OnePassResponse`).
+    decoder("ours OnePassResponse", Input::Response, |b| {
+        let text = std::str::from_utf8(b).unwrap();
+        drop(black_box(OnePassResponse::read(text).unwrap().decode::<Ours>().unwrap()));
+    }),
+    decoder("rmcp ServerJsonRpcMessage", Input::Response, slice::<rmcp::model::ServerJsonRpcMessage>),
+    decoder("Value", Input::Result, slice::<Value>),
+    decoder("ours <CallToolRequest as Request>::Result", Input::Result, slice::<Ours>),
+    decoder("rmcp CallToolResult", Input::Result, slice::<rmcp::model::CallToolResult>),
+    decoder("Value", Input::ModernRequest, slice::<Value>),
+    decoder("ours ClientMessage", Input::ModernRequest, text::<ClientMessage>),
+    decoder("rmcp ClientJsonRpcMessage", Input::ModernRequest, slice::<rmcp::model::ClientJsonRpcMessage>),
+    decoder("floor struct", Input::ModernRequest, slice::<FloorRequest>),
+    decoder("Value", Input::LegacyRequest, slice::<Value>),
+    decoder("ours legacy ClientMessage", Input::LegacyRequest, text::<mcp_types::v2025_11_25::ClientMessage>),
+    decoder("rmcp ClientJsonRpcMessage", Input::LegacyRequest, slice::<rmcp::model::ClientJsonRpcMessage>),
+    decoder("floor struct", Input::LegacyRequest, slice::<FloorRequest>),
 ];
 
 struct Inputs {
