@@ -102,9 +102,18 @@ fn token_said(ctx: &Context) -> Result<String, Error> {
 /// what the token they were asked with says; its URL, and what it sees.
 async fn protected(issuer: &str, dpop: bool, label: &str) -> (String, Arc<Upstream>) {
     let whoami = ToolRoute::new("whoami", |ctx: Context, _: NoArguments| async move { token_said(&ctx) });
+    // The roots of the session (legacy) or of the request (2026-07-28), when declared.
+    let roots = ToolRoute::new("roots", |ctx: Context, _: NoArguments| async move {
+        match ctx.list_roots("roots").await {
+            Ok(listed) => Ok(listed.roots.into_iter().map(|root| root.uri).collect::<Vec<_>>().join(",")),
+            Err(Error::MissingCapability(needed)) if needed.roots.is_some() => Ok("no roots".to_owned()),
+            Err(error) => Err(error),
+        }
+    });
     let resource = Resource { uri: format!("whoami://{label}"), name: "whoami".into(), ..Default::default() };
     let server = Server::builder("protected", "1.0.0")
         .tool(whoami)
+        .tool(roots)
         .prompt(PromptRoute::new("whoami", |ctx: Context, _: NoArguments| async move { token_said(&ctx) }))
         .resource(ResourceRoute::new(resource, |ctx: Context, _uri: String| async move { token_said(&ctx) }))
         .completion(|ctx: Context, _params| async move {
@@ -212,8 +221,14 @@ impl Deployment {
 
     /// A caller of the gateway presenting `token`.
     async fn caller(&self, token: &str) -> mcp_client::Client {
+        self.caller_with(token, mcp_client::Handlers::new()).await
+    }
+
+    /// A caller of the gateway presenting `token`, answering with `handlers`.
+    async fn caller_with(&self, token: &str, handlers: mcp_client::Handlers) -> mcp_client::Client {
         mcp_client::Client::builder("caller", "1.0.0")
             .http_header("Authorization", format!("Bearer {token}"))
+            .handlers(handlers)
             .connect_http(&self.url)
             .await
             .unwrap()
@@ -305,6 +320,32 @@ async fn each_caller_reaches_the_upstream_as_itself_with_a_token_exchanged_for_i
         .filter_map(|r| r.authorization.as_deref()?.split_once(' ').map(|(scheme, _)| scheme.to_owned()))
         .collect();
     assert_eq!(schemes, HashSet::from(["DPoP".to_owned()]));
+}
+
+/// Roots are a legacy session's: the upstream keeps them and serves the session's later
+/// requests under them. A caller's own session (`identity = "exchange"`) is asked for that
+/// caller's roots; a 2026-07-28 upstream asks each request for its own, whatever the identity.
+/// (A legacy session of the gateway's identity, every caller's, declares none: tests/bridge.rs
+/// of mcp-gateway.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_or_request_is_given_the_roots_of_its_own_caller_only() {
+    let deployment = Deployment::start().await;
+    let with_home = |home: &'static str| {
+        mcp_client::Handlers::new().roots(move || async move {
+            Ok(vec![mcp_server::types::Root { uri: home.to_owned(), ..Default::default() }])
+        })
+    };
+    let alice = deployment.caller_with(&deployment.mint("alice", "notes:read"), with_home("file:///home/alice")).await;
+    let bob = deployment.caller_with(&deployment.mint("bob", "notes:read"), with_home("file:///home/bob")).await;
+    for (caller, home) in [(&alice, "file:///home/alice"), (&bob, "file:///home/bob"), (&alice, "file:///home/alice")] {
+        for tool in ["legacy_roots", "mail_roots", "notes_roots"] {
+            let result = caller.call_tool(tool, json!({})).await.unwrap();
+            match &result.content[..] {
+                [ContentBlock::Text(text)] => assert_eq!(text.text, home, "{tool}"),
+                other => panic!("{tool}: {other:?}"),
+            }
+        }
+    }
 }
 
 /// Not only calls: a caller's read, prompt and completion reach an upstream that acts as its

@@ -392,7 +392,10 @@ impl Core {
                 // server's timer firing during it), one caller's roots would become the session's
                 // for every caller after; only a request the call's own stream carried is its.
                 let guess = request.method != "roots/list";
-                let hooks = self.call_hooks(request.related.as_ref(), guess);
+                // The handshake declared what the session may be asked: a call's hook answers
+                // nothing beyond it (a gateway declares no roots for a session its callers share).
+                let declared = self.handlers.declares(&request.method);
+                let hooks = declared.then(|| self.call_hooks(request.related.as_ref(), guess)).flatten();
                 let answer = match hooks.and_then(|hooks| hooks.input) {
                     Some(hook) => hook
                         .answer(vec![(None, request.method.as_str(), params)])

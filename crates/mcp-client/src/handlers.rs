@@ -285,6 +285,16 @@ impl Handlers {
         caps
     }
 
+    /// Whether these handlers declare the capability a server needs to ask `method`.
+    pub(crate) fn declares(&self, method: &str) -> bool {
+        match method {
+            "elicitation/create" => self.elicitation.is_some(),
+            "sampling/createMessage" => self.sampling.is_some(),
+            "roots/list" => self.roots.is_some(),
+            _ => false,
+        }
+    }
+
     /// Runs the handler for one input request (`method` + `params`), returning the JSON answer.
     pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, HandlerError> {
         match method {

@@ -441,7 +441,7 @@ impl Upstream {
         caller: Option<(&Callers, OAuth)>,
     ) -> Result<Client, mcp_client::Error> {
         let mut builder = Client::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
-            .handlers(unrouted())
+            .handlers(unrouted(caller.is_some()))
             .request_timeout(self.config.timeout())
             // A question the gateway holds for its caller's retry is a server request being
             // answered all that time: the held requests' own bound is what limits them.
@@ -526,12 +526,15 @@ impl Member {
 }
 
 /// The client-wide handlers of an upstream connection. A legacy server learns at the
-/// handshake what its client may be asked, so the gateway declares everything; each request's
-/// questions go to its own caller (`CallOptions::on_input`), and these answer only those no
-/// request can be told apart for, with an error: a stdio server asking while several requests
-/// are in flight, or asking for roots without a request's stream (roots are a session's, and
-/// the session is shared by every caller).
-fn unrouted() -> Handlers {
+/// handshake what its client may be asked: each request's questions go to its own caller
+/// (`CallOptions::on_input`), and these answer only those no request can be told apart for, with
+/// an error (a stdio server asking while several requests are in flight).
+///
+/// Roots are a legacy session's, not a request's: a server keeps them and serves every later
+/// request under them. A session that all callers share (`one_caller` false) declares none, so
+/// that no caller's roots become another's; a caller's own session (`identity = "exchange"`)
+/// declares them, and its calls answer with that caller's.
+fn unrouted(one_caller: bool) -> Handlers {
     fn refuse() -> HandlerError {
         HandlerError(
             "the gateway cannot tell which of its callers this question is for \
@@ -539,10 +542,10 @@ fn unrouted() -> Handlers {
                 .to_owned(),
         )
     }
-    Handlers::new()
+    let handlers = Handlers::new()
         .elicitation(ElicitationModes::BOTH, |_| async { Err(refuse()) })
-        .sampling(SamplingCapability::default(), |_| async { Err(refuse()) })
-        .roots(|| async { Err(refuse()) })
+        .sampling(SamplingCapability::default(), |_| async { Err(refuse()) });
+    if one_caller { handlers.roots(|| async { Err(refuse()) }) } else { handlers }
 }
 
 /// An OAuth client of `[upstream.oauth]`, its credentials pinned to its `issuer`; the grant is

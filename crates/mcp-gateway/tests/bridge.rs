@@ -21,7 +21,7 @@ use common::{Upstream, Whom, config, serve};
 struct Nothing {}
 
 /// A server whose tool `interview` asks its caller a name (a form), a model's answer and the
-/// roots, logging and reporting progress between the questions.
+/// roots (when its session declared them), logging and reporting progress between the questions.
 fn interviewer() -> Server {
     interviewer_with(mcp_server::Options::default())
 }
@@ -48,10 +48,14 @@ fn interviewer_with(options: mcp_server::Options) -> Server {
                 other => format!("{other:?}"),
             };
             ctx.log(LoggingLevel::Debug, Some("interviewer"), json!("asked the model")).await;
-            let roots = ctx.list_roots("roots").await?;
+            // A session that declared no roots is not asked for them.
+            let roots = match ctx.list_roots("roots").await {
+                Ok(roots) => roots.roots.into_iter().map(|root| root.uri).collect::<Vec<_>>().join(","),
+                Err(Error::MissingCapability(needed)) if needed.roots.is_some() => "no roots".to_owned(),
+                Err(error) => return Err(error),
+            };
             ctx.progress(3.0, Some(3.0), Some("roots")).await;
-            let roots: Vec<String> = roots.roots.into_iter().map(|root| root.uri).collect();
-            Ok::<_, Error>(format!("{name}; {said}; {}", roots.join(",")))
+            Ok::<_, Error>(format!("{name}; {said}; {roots}"))
         }))
         .build()
         .unwrap()
@@ -128,10 +132,16 @@ async fn questions_logs_and_progress_cross_the_gateway_in_every_pair_of_eras() {
             }
             _ => assert_eq!(logs.len(), 4, "one round per question, and the last: {logs:?}"),
         }
+        // The gateway's legacy session is every caller's: it declares no roots, so that one
+        // caller's roots never become the session's. A modern upstream asks each request's own.
+        let text_through = match upstream_era {
+            "legacy" => "Ada; Greet Ada!; no roots".to_owned(),
+            _ => text.clone(),
+        };
         for era in [EraPreference::Modern, EraPreference::Legacy] {
             let pair = format!("{upstream_era} upstream, {era:?} caller");
             let through = interview(&url, era).await;
-            assert_eq!(through, (text.clone(), logs.clone(), progress.clone()), "{pair}");
+            assert_eq!(through, (text_through.clone(), logs.clone(), progress.clone()), "{pair}");
         }
     }
 }
@@ -250,9 +260,9 @@ async fn a_caller_that_cannot_answer_gets_the_missing_capability_named() {
 async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_not_for_roots() {
     // The stdio upstream is this crate's binary, fronting the interviewer; stdio does not say
     // which call a server request belongs to, so the gateway gives an elicitation or a sampling
-    // request to the only call in flight. Roots it gives to no caller: a server asks for them
-    // for its session (the upstream's session is every caller's), and one caller's roots must
-    // not become the session's.
+    // request to the only call in flight. Roots it gives to no caller: a server keeps them for
+    // its session (each gateway's upstream session is every caller's), and one caller's roots
+    // must not become the session's; neither gateway declares roots upstream.
     let upstream = Upstream::start(interviewer(), 0);
     let inner = std::env::temp_dir().join(format!("mcp-gateway-bridge-{}.toml", std::process::id()));
     let inner_toml =
@@ -283,11 +293,8 @@ async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_
                 async { Ok(vec![Root { uri: "file:///desk".into(), ..Default::default() }]) }
             });
         let client = Client::builder("desk", "1.0.0").era(era).handlers(handlers).connect_http(&url).await.unwrap();
-        let said = match client.call_tool("interview", json!({})).await {
-            Ok(result) => only_text(&result).to_owned(),
-            Err(error) => error.to_string(),
-        };
-        assert!(said.contains("cannot tell which of its callers"), "{era:?} caller: {said}");
+        let result = client.call_tool("interview", json!({})).await.unwrap();
+        assert_eq!(only_text(&result), "Ada; Hello!; no roots", "{era:?} caller");
         assert_eq!(*asked.lock().unwrap(), ["name", "model"], "{era:?} caller");
     }
     let _ = std::fs::remove_file(inner);

@@ -58,8 +58,10 @@ impl CallOptions {
     /// stdio, which does not say, an `elicitation/create` or `sampling/createMessage` belongs to
     /// the only call in flight with a handler of its own (with several, the client's
     /// [`Handlers`] answer), and a `roots/list` to none: a server asks for roots for its session
-    /// (after the handshake, when they change), so the [`Handlers`] answer it. On the modern wire this call declares
-    /// `capabilities` in place of the client's; a legacy server keeps those of the handshake.
+    /// (after the handshake, when they change), so the [`Handlers`] answer it. On the modern
+    /// wire this call declares `capabilities` in place of the client's; a legacy server keeps
+    /// those of the handshake, and this handler answers only what they declared (the
+    /// [`Handlers`] refuse the rest).
     ///
     /// A proxy uses this to pass each question on to its own caller.
     pub fn on_input<F, Fut>(mut self, capabilities: ClientCapabilities, handler: F) -> Self

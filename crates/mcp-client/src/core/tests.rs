@@ -1,6 +1,7 @@
 //! The core's tests: routing, and the one-pass delivery of results.
 
 use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[test]
 fn routes_responses_progress_subscriptions_and_requests() {
@@ -254,7 +255,12 @@ fn a_request_writes_the_prepared_meta_after_the_callers() {
 #[test]
 fn roots_asked_outside_a_calls_stream_are_answered_for_the_session() {
     use crate::handlers::InputHook;
-    let core = Core::new(Handlers::new().roots(|| async { Ok(vec![]) }), Limits::default());
+    let declared = Handlers::new()
+        .roots(|| async { Ok(vec![]) })
+        .elicitation(crate::handlers::ElicitationModes::FORM, |_| async {
+            Err(crate::error::HandlerError("the session's".into()))
+        });
+    let core = Core::new(declared, Limits::default());
     let from_the_call = || async { Err(crate::error::HandlerError("the call's hook".into())) };
     let input = InputHook::new(mcp_types::ClientCapabilities::default(), move |_| from_the_call());
     core.watch_call(RequestId::Integer(1), CallHooks { input: Some(input), ..Default::default() });
@@ -272,4 +278,33 @@ fn roots_asked_outside_a_calls_stream_are_answered_for_the_session() {
     assert_eq!(guessed["error"]["message"], "the call's hook", "{guessed}");
     let carried = answer(ask("roots/list", Value::Null, Some(RequestId::Integer(1))));
     assert_eq!(carried["error"]["message"], "the call's hook", "{carried}");
+}
+
+/// A legacy session is asked only what its handshake declared: a call's hook that could answer
+/// roots is not consulted for a session that declared none, even for a request its own stream
+/// carried (a gateway's upstream session shared by its callers declares no roots, so that one
+/// caller's never become the session's).
+#[test]
+fn a_calls_hook_answers_only_what_the_session_declared() {
+    use crate::handlers::InputHook;
+    let core = Core::new(Handlers::new(), Limits::default());
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    let capabilities = mcp_types::ClientCapabilities { roots: Some(Default::default()), ..Default::default() };
+    let input = InputHook::new(capabilities, move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { Err(crate::error::HandlerError("the call's hook".into())) }
+    });
+    core.watch_call(RequestId::Integer(1), CallHooks { input: Some(input), ..Default::default() });
+    let request = ServerRequest {
+        id: json!(9),
+        method: "roots/list".into(),
+        params: Value::Null,
+        related: Some(RequestId::Integer(1)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let refused = runtime.block_on(core.answer(&request));
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["message"], "no roots handler is configured", "{refused}");
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "the call's hook was asked");
 }
