@@ -46,7 +46,7 @@ MODULES="$APPS_NPM/node_modules"
 export MCP_EXT_APPS_LIBRARY="$MODULES/@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js"
 
 # The same features as .ci/run's example build (the whole workspace's), so that CI reuses it.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --example apps)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 APPS="$TARGET_DIR/debug/examples/apps"
 
 pids=()

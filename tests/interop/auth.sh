@@ -56,7 +56,7 @@ fi
 
 # --- the server: the notes example with the auth feature ------------------------------------------
 # The same features as .ci/run's example build (the whole workspace's), so that CI reuses that build.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 NOTES="$TARGET_DIR/debug/examples/notes"
 
 # The URL on the `listening on URL` line a process writes to FILE (PID must stay alive).

@@ -36,8 +36,9 @@
 # (`t`), which is then reported XFAIL, and XPASS (a failure) once it passes. None is known now.
 #
 # Installs as run.sh does, into the same cache (INTEROP_CACHE, default target/interop); builds
-# `mcp` (cargo build -p mcp-cli) in the workspace's target directory. Servers bind 127.0.0.1
-# only. Prints one PASS/FAIL line per check; exits non-zero on any failure.
+# `mcp` in the workspace's target directory, with the features `cargo xtask test` uses (so that CI
+# reuses that build). Servers bind 127.0.0.1 only. Prints one PASS/FAIL line per check; exits
+# non-zero on any failure.
 set -euo pipefail
 
 INTEROP_NAME=interop-cli
@@ -59,7 +60,7 @@ grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$CACHE/npm/node_modules/@modelco
   die "the everything server $EVERYTHING_VERSION and the Python SDK $PY_MCP_VERSION are not installed: run tests/interop/run.sh first"
 PY_SERVER="$HERE/py_server.py"
 
-(cd "$ROOT" && cargo build -q -p mcp-cli)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 MCP="$TARGET_DIR/debug/mcp"
 export NO_COLOR=1
 

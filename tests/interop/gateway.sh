@@ -28,7 +28,7 @@ find_node
   die "the TypeScript SDK v2 client is not installed: run tests/interop/apps.sh first"
 
 # The same features as .ci/run's example build, so that CI reuses it.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --example notes --bin mcp-gateway)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 
 kill_on_exit
 

@@ -25,7 +25,7 @@ find_node
   die "the TypeScript and Python SDKs are not installed: run tests/interop/auth.sh first"
 
 # The same features as .ci/run's example build (the whole workspace's), so that CI reuses it.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --example echo --bin mcp-gateway)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 ECHO="$TARGET_DIR/debug/examples/echo"
 
 "$ECHO" 127.0.0.1:0 > /dev/null 2> "$LOGS/echo.err" &

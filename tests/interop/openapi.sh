@@ -52,7 +52,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "${TS_PACKAGES[*]}" ]; then
 fi
 
 # The same features as .ci/run's builds, so that CI reuses them.
-(cd "$ROOT" && cargo build --quiet --workspace --all-features --bin mcp-gateway)
+(cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 
 kill_on_exit
 

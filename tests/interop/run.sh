@@ -86,7 +86,7 @@ PROFILE="${INTEROP_PROFILE:-debug}"
 if [ "$PROFILE" = release ]; then
   (cd "$ROOT" && cargo build --release --quiet -p mcp-client --example connect)
 else
-  (cd "$ROOT" && cargo build --quiet -p mcp-client --example connect)
+  (cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 fi
 CONNECT="$ROOT/target/$PROFILE/examples/connect"
 
@@ -139,7 +139,7 @@ leg python-streamable-http-legacy --era legacy "${PY_ARGS[@]}" "http://127.0.0.1
 if [ "$PROFILE" = release ]; then
   (cd "$ROOT" && cargo build --release --quiet -p mcp-gateway)
 else
-  (cd "$ROOT" && cargo build --quiet -p mcp-gateway)
+  (cd "$ROOT" && cargo build --quiet --workspace --all-features --bins --examples)
 fi
 PY_PORT=$(free_port); "$PY" "$CACHE/py_server.py" http "$PY_PORT" > "$CACHE/gateway-python.log" 2>&1 & PIDS+=($!)
 wait_port "$PY_PORT"

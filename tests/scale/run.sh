@@ -83,8 +83,7 @@ if ! grep -q "\"version\": \"$oidc_wanted\"" "$OIDC_MODULES/oidc-provider/packag
   (cd "$install_dir" && PATH="$(dirname "$NODE"):$PATH" "${npm[@]}" ci --no-audit --no-fund --loglevel=error --omit=dev >/dev/null)
   OIDC_MODULES="$install_dir/node_modules"
 fi
-cargo build --quiet --workspace --all-features --example scale-server --example scale-check
-cargo build --quiet -p mcp-gateway --bins
+cargo build --quiet --workspace --all-features --bins --examples
 SERVER="$TARGET/debug/examples/scale-server"
 CHECK="$TARGET/debug/examples/scale-check"
 GATEWAY="$TARGET/debug/mcp-gateway"

@@ -2,6 +2,7 @@
 //! input, announce changes. The same calls serve both protocol eras.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -42,7 +43,8 @@ pub(crate) trait Served: Any + Send + Sync {
 /// `Inner<dyn Served>` in the same allocation.
 pub(crate) struct Inner<S: ?Sized> {
     pub era: Era,
-    pub protocol_version: String,
+    /// A constant where this server knows the version (every one it negotiates).
+    pub protocol_version: Cow<'static, str>,
     pub client_capabilities: Box<ClientCapabilities>,
     pub client_info: Option<Box<Implementation>>,
     pub log_level: Option<LoggingLevel>,

@@ -2,6 +2,7 @@
 //! into the messages to send back. It knows both protocol eras and nothing of transports.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -82,6 +83,15 @@ const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
 /// The revisions this server negotiates through `initialize`, newest first.
 pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A legacy session's version as this server's constant for it (a request of the session then
+/// allocates none); one it does not know (a record another build stored) as it is.
+pub(crate) fn settled_version(version: &str) -> Cow<'static, str> {
+    match MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS).find(|known| **known == version) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(version.to_owned()),
+    }
+}
 
 /// Methods that 2026-07-28 removed; on the modern wire they are unknown methods.
 const REMOVED_METHODS: &[&str] =
@@ -341,7 +351,11 @@ impl Server {
     /// The checks of a modern request that come before its params are read, in the order the
     /// spec's errors are given: the protocol version (header and `_meta`), the mirrored
     /// `Mcp-Method`, the required `_meta` members, the mirrored `Mcp-Name`. Returns the version.
-    pub(crate) fn check_modern(&self, view: &ModernView<'_>, mirrors: Option<&Mirrors>) -> Result<String, Rejection> {
+    pub(crate) fn check_modern(
+        &self,
+        view: &ModernView<'_>,
+        mirrors: Option<&Mirrors>,
+    ) -> Result<&'static str, Rejection> {
         let meta_version = view.meta.as_ref().and_then(|m| m.version);
         let version = match mirrors {
             Some(mirrors) => {
@@ -368,8 +382,7 @@ impl Server {
                 None => return Err(missing_meta(view.meta.is_some(), PROTOCOL_VERSION)),
             },
         };
-        let version = version.to_owned();
-        if !MODERN_VERSIONS.contains(&version.as_str()) {
+        let Some(version) = MODERN_VERSIONS.iter().copied().find(|known| *known == version) else {
             let supported: Vec<&str> = MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS).copied().collect();
             let error = ErrorObject::new(
                 error_codes::UNSUPPORTED_PROTOCOL_VERSION,
@@ -377,7 +390,7 @@ impl Server {
             )
             .with_data(json!({ "supported": supported, "requested": version }));
             return Err(Rejection(error, Disposition::BadRequest));
-        }
+        };
         if let Some(mirrors) = mirrors {
             headers::check_method(mirrors, view.method).map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
@@ -399,7 +412,7 @@ impl Server {
         &self,
         session: &Arc<Session>,
         id: &RequestId,
-        version: String,
+        version: &'static str,
         call: Decoded,
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
@@ -410,7 +423,7 @@ impl Server {
             headers::check_params(mirrors, &expected, &arguments)
                 .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        Ok(self.dispatch(session, id.clone(), Era::Modern, version, call))
+        Ok(self.dispatch(session, id.clone(), Era::Modern, Cow::Borrowed(version), call))
     }
 
     /// Whether this server serves a method of the generated `ClientRequest` (every other method
@@ -476,7 +489,14 @@ impl Server {
         call_meta(call)
     }
 
-    fn dispatch(&self, session: &Arc<Session>, id: RequestId, era: Era, version: String, mut call: Decoded) -> Reply {
+    fn dispatch(
+        &self,
+        session: &Arc<Session>,
+        id: RequestId,
+        era: Era,
+        version: Cow<'static, str>,
+        mut call: Decoded,
+    ) -> Reply {
         let meta = self.request_meta(&mut call);
         let labels = RequestLabels {
             method: call.method(),
@@ -507,7 +527,7 @@ impl Server {
         session: &Arc<Session>,
         id: RequestId,
         era: Era,
-        version: String,
+        version: Cow<'static, str>,
         meta: RequestMetaObject,
         call: Decoded,
         operation: &mut Option<Operation>,
@@ -683,4 +703,16 @@ fn missing_capabilities(required: &ClientCapabilities, declared: &ClientCapabili
         }
     }
     (missing != ClientCapabilities::default()).then_some(missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_known_version_is_its_constant_and_an_unknown_one_is_kept() {
+        assert!(matches!(super::settled_version("2025-06-18"), Cow::Borrowed("2025-06-18")));
+        assert!(matches!(super::settled_version("2026-07-28"), Cow::Borrowed("2026-07-28")));
+        assert!(matches!(super::settled_version("2030-01-01"), Cow::Owned(v) if v == "2030-01-01"));
+    }
 }

@@ -738,6 +738,28 @@ async fn initialize_negotiates_the_version() {
     }
 }
 
+/// A handler reads the version its request was served in: the request's own on the modern wire,
+/// the one its session negotiated (not the newest) on a legacy one.
+#[tokio::test]
+async fn a_handler_sees_the_version_of_its_request() {
+    let server = Server::builder("versions", "0.1.0")
+        .tool(ToolRoute::new("version", |ctx: mcp_server::Context, _: NoArguments| async move {
+            Ok::<_, mcp_server::Error>(ctx.protocol_version().to_owned())
+        }))
+        .build()
+        .unwrap();
+    let call = json!({ "name": "version", "arguments": {} });
+    let mut client = MemoryClient::start(&server);
+    assert_eq!(text(&client.ask(modern(1, "tools/call", call.clone())).await), "2026-07-28");
+    for negotiated in ["2025-11-25", "2025-06-18", "2024-11-05"] {
+        let mut client = MemoryClient::start(&server);
+        let response = client.ask(initialize(0, negotiated, json!({}))).await;
+        assert_eq!(response["result"]["protocolVersion"], negotiated, "{response}");
+        client.send(notification("notifications/initialized", json!({}))).await;
+        assert_eq!(text(&client.ask(request(1, "tools/call", call.clone())).await), negotiated);
+    }
+}
+
 #[tokio::test]
 async fn initialize_with_bad_params_and_twice_is_refused() {
     let mut client = MemoryClient::start(&server());

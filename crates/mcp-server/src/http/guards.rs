@@ -50,7 +50,8 @@ impl<'a> KnownHeaders<'a> {
 
     /// A header's value as text, trimmed; `None` when absent or not visible ASCII.
     pub(super) fn text(value: Option<&'a HeaderValue>) -> Option<&'a str> {
-        value?.to_str().ok().map(str::trim)
+        // Visible ASCII (`to_str`), so ASCII whitespace is all there is to trim.
+        value?.to_str().ok().map(str::trim_ascii)
     }
 }
 

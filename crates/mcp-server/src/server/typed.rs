@@ -222,20 +222,9 @@ impl Server {
                 ErrorObject::invalid_request(format!("{} before initialize: send initialize first", request.method()));
             return Typed::Done(Some(Reply::ready(Outgoing::error_as(Some(&id), &error, Disposition::BadRequest))));
         };
-        let meta = |progress_token, extra| RequestMetaObject {
-            client_capabilities: Box::new(client_capabilities.clone()),
-            client_info: client_info.clone().map(Box::new),
-            log_level: None,
-            protocol_version: version.clone(),
-            progress_token,
-            extra,
-        };
-        let listing = |params: Option<legacy::PaginatedRequestParams>| {
-            let (cursor, (token, extra)) = params
-                .map(|p| (p.cursor, p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default()))
-                .unwrap_or_default();
-            Listing { cursor, meta: meta(token, extra) }
-        };
+        // Moved into the one request's `_meta` that a branch below builds: not cloned again.
+        let settled = super::settled_version(&version);
+        let handshake = Handshake { version, client_capabilities, client_info };
         if !self.serves(request.method()) {
             return error(&unknown(request.method()).0);
         }
@@ -269,7 +258,7 @@ impl Server {
                     return Typed::Fallback;
                 }
                 let (token, extra) = p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default();
-                let mut params = mcp_types::CallToolRequestParams::new(meta(token, extra), p.name);
+                let mut params = mcp_types::CallToolRequestParams::new(handshake.meta(token, extra), p.name);
                 params.arguments = p.arguments;
                 params.extra = p.extra;
                 Decoded::CallTool(params)
@@ -280,7 +269,7 @@ impl Server {
                     return Typed::Fallback;
                 }
                 let (token, extra) = p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default();
-                let mut params = mcp_types::ReadResourceRequestParams::new(meta(token, extra), p.uri);
+                let mut params = mcp_types::ReadResourceRequestParams::new(handshake.meta(token, extra), p.uri);
                 params.extra = p.extra;
                 Decoded::Read(params)
             }
@@ -290,20 +279,48 @@ impl Server {
                     return Typed::Fallback;
                 }
                 let (token, extra) = p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default();
-                let mut params = mcp_types::GetPromptRequestParams::new(meta(token, extra), p.name);
+                let mut params = mcp_types::GetPromptRequestParams::new(handshake.meta(token, extra), p.name);
                 params.arguments = p.arguments;
                 params.extra = p.extra;
                 Decoded::GetPrompt(params)
             }
-            legacy::ClientRequest::ListTools(r) => Decoded::ListTools(listing(r.params)),
-            legacy::ClientRequest::ListResources(r) => Decoded::ListResources(listing(r.params)),
-            legacy::ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(listing(r.params)),
-            legacy::ClientRequest::ListPrompts(r) => Decoded::ListPrompts(listing(r.params)),
+            legacy::ClientRequest::ListTools(r) => Decoded::ListTools(handshake.listing(r.params)),
+            legacy::ClientRequest::ListResources(r) => Decoded::ListResources(handshake.listing(r.params)),
+            legacy::ClientRequest::ListResourceTemplates(r) => Decoded::ListTemplates(handshake.listing(r.params)),
+            legacy::ClientRequest::ListPrompts(r) => Decoded::ListPrompts(handshake.listing(r.params)),
             // Not reached: `legacy_meta` sent these to the `Value` walk.
             legacy::ClientRequest::Complete(_) | legacy::ClientRequest::Other(_) => return Typed::Fallback,
             other => return error(&unknown(other.method()).0),
         };
-        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, version, call)))
+        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, settled, call)))
+    }
+}
+
+/// What a legacy session's handshake settled, given to each of its requests as the `_meta` a
+/// modern request carries.
+struct Handshake {
+    version: String,
+    client_capabilities: mcp_types::ClientCapabilities,
+    client_info: Option<mcp_types::Implementation>,
+}
+
+impl Handshake {
+    fn meta(self, progress_token: Option<mcp_types::ProgressToken>, extra: JsonObject) -> RequestMetaObject {
+        RequestMetaObject {
+            client_capabilities: Box::new(self.client_capabilities),
+            client_info: self.client_info.map(Box::new),
+            log_level: None,
+            protocol_version: self.version,
+            progress_token,
+            extra,
+        }
+    }
+
+    fn listing(self, params: Option<legacy::PaginatedRequestParams>) -> Listing {
+        let (cursor, (token, extra)) = params
+            .map(|p| (p.cursor, p.meta.map(|m| (m.progress_token, m.extra)).unwrap_or_default()))
+            .unwrap_or_default();
+        Listing { cursor, meta: self.meta(token, extra) }
     }
 }
 

@@ -220,7 +220,7 @@ impl Server {
                 return Reply::ready(Outgoing::error(Some(&id), &error));
             }
         };
-        self.dispatch(session, id, Era::Legacy, version, call)
+        self.dispatch(session, id, Era::Legacy, super::settled_version(&version), call)
     }
 
     fn initialize(&self, session: &Arc<Session>, id: &RequestId, params: Option<Value>) -> Outgoing {
