@@ -256,15 +256,11 @@ async fn a_caller_that_cannot_answer_gets_the_missing_capability_named() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_not_for_roots() {
-    // The stdio upstream is this crate's binary, fronting the interviewer; stdio does not say
-    // which call a server request belongs to, so the gateway gives an elicitation or a sampling
-    // request to the only call in flight. Roots it gives to no caller: a server keeps them for
-    // its session (each gateway's upstream session is every caller's), and one caller's roots
-    // must not become the session's; neither gateway declares roots upstream.
-    let upstream = Upstream::start(interviewer(), 0);
-    let inner = std::env::temp_dir().join(format!("mcp-gateway-bridge-{}.toml", std::process::id()));
+/// This crate's binary over stdio (legacy era) in front of `upstream` (legacy era, HTTP): a
+/// gateway whose upstream does not say which request a server request belongs to. The inner
+/// gateway's configuration file is removed when the returned guard drops.
+async fn chained_over_stdio(upstream: &Upstream, label: &str) -> (Gateway, String, RemoveOnDrop) {
+    let inner = std::env::temp_dir().join(format!("mcp-gateway-bridge-{label}-{}.toml", std::process::id()));
     let inner_toml =
         format!("[[upstream]]\nname = \"i\"\nurl = \"{}\"\nera = \"legacy\"\nprefix = \"\"\n", upstream.url);
     std::fs::write(&inner, inner_toml).unwrap();
@@ -275,6 +271,68 @@ async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_
     );
     let gateway = Gateway::start(&config(&outer)).await.unwrap();
     let url = serve(&gateway).await;
+    (gateway, url, RemoveOnDrop(inner))
+}
+
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_stdio_upstream_asking_while_two_calls_are_in_flight_is_refused() {
+    // `hold` waits until released, so that it is in flight when `interview` asks its question:
+    // stdio does not say which of the two calls the question is for, so no caller gets it.
+    let (started, release) = (Arc::new(tokio::sync::Notify::new()), Arc::new(tokio::sync::Notify::new()));
+    let (held, released) = (Arc::clone(&started), Arc::clone(&release));
+    let server = Server::builder("interviewer", "1.0.0")
+        .tool(ToolRoute::new("hold", move |_: Context, Nothing {}| {
+            let (held, released) = (Arc::clone(&held), Arc::clone(&released));
+            async move {
+                held.notify_one();
+                released.notified().await;
+                Ok::<_, Error>("released".to_owned())
+            }
+        }))
+        .tool(ToolRoute::new("interview", |ctx: Context, Nothing {}| async move {
+            match ctx.elicit_named::<Whom>("whom", "Who is there?").await? {
+                Elicited::Accept(Whom { name }) => Ok::<_, Error>(name),
+                _ => Ok("nobody".to_owned()),
+            }
+        }))
+        .build()
+        .unwrap();
+    let upstream = Upstream::start(server, 0);
+    let (_gateway, url, _inner) = chained_over_stdio(&upstream, "two").await;
+    let client = Client::builder("desk", "1.0.0").handlers(desk()).connect_http(&url).await.unwrap();
+    let holding = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("hold", json!({})).await })
+    };
+    started.notified().await;
+    // The upstream's handler gets the refusal, and its call ends as a tool error saying why.
+    let refused = client.call_tool("interview", json!({})).await.unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let said = only_text(&refused);
+    assert!(said.contains("the client answered elicitation/create with an error"), "{said}");
+    assert!(said.contains("cannot tell which of its callers"), "{said}");
+    release.notify_one();
+    let held = holding.await.unwrap().unwrap();
+    assert_eq!(only_text(&held), "released");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_not_for_roots() {
+    // The stdio upstream is this crate's binary, fronting the interviewer; stdio does not say
+    // which call a server request belongs to, so the gateway gives an elicitation or a sampling
+    // request to the only call in flight. Roots it gives to no caller: a server keeps them for
+    // its session (each gateway's upstream session is every caller's), and one caller's roots
+    // must not become the session's; neither gateway declares roots upstream.
+    let upstream = Upstream::start(interviewer(), 0);
+    let (_gateway, url, _inner) = chained_over_stdio(&upstream, "one").await;
     for era in [EraPreference::Modern, EraPreference::Legacy] {
         let asked = Arc::new(Mutex::new(Vec::new()));
         let (named, modelled, rooted) = (Arc::clone(&asked), Arc::clone(&asked), Arc::clone(&asked));
@@ -297,5 +355,4 @@ async fn a_legacy_stdio_upstream_asks_the_caller_of_its_only_call_in_flight_but_
         assert_eq!(only_text(&result), "Ada; Hello!; no roots", "{era:?} caller");
         assert_eq!(*asked.lock().unwrap(), ["name", "model"], "{era:?} caller");
     }
-    let _ = std::fs::remove_file(inner);
 }
