@@ -32,6 +32,7 @@ mod cache;
 mod connect;
 mod methods;
 mod negotiation;
+pub(crate) mod relay;
 pub(crate) mod skills;
 pub(crate) mod subscription;
 pub(crate) mod tasks;

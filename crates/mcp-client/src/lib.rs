@@ -123,6 +123,7 @@ pub use client::Client;
 pub use client::apps::UiResourceContents;
 pub use client::era::{Era, EraPreference, LEGACY_VERSIONS, MODERN_VERSIONS, ServerDetails};
 pub use client::options::{CallOptions, ClientBuilder};
+pub use client::relay::Relayed;
 pub use client::skills::LoadedSkill;
 pub use client::subscription::Subscription;
 pub use client::tasks::{TaskHandle, ToolCall};

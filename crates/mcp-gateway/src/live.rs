@@ -6,7 +6,8 @@
 use std::sync::{Arc, RwLock};
 
 use mcp_server::dynamic::{
-    AnswerFuture, PromptFuture, PromptSource, ReadFuture, ResourceSource, SkillSource, ToolFuture, ToolSource,
+    AnswerFuture, PromptFuture, PromptSource, ReadFuture, RelayCall, RelayFuture, ResourceSource, SkillSource,
+    ToolFuture, ToolSource,
 };
 use mcp_server::{Context, Principal, TaskSupport};
 use mcp_types::ext::skills::Skill;
@@ -55,6 +56,14 @@ impl ToolSource for Live {
 
     fn answer(&self, ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
         self.get().answer(ctx, params)
+    }
+
+    fn relays(&self) -> bool {
+        self.get().relays()
+    }
+
+    fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+        self.get().relay(call)
     }
 
     fn tool(&self, name: &str, caller: &Principal) -> Option<Tool> {

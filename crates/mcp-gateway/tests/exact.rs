@@ -110,3 +110,74 @@ async fn a_layer_that_reads_results_has_them_decoded_and_a_number_no_type_holds_
     assert_eq!(line["method"], "tools/call", "{line}");
     let _ = std::fs::remove_file(log);
 }
+
+/// An upstream that records the arguments of each call as its server gave them: their text,
+/// relayed as the gateway wrote them (its own server relays too).
+#[derive(Default)]
+struct Written(std::sync::Mutex<Vec<String>>);
+
+impl ToolSource for Written {
+    fn tools(&self, _caller: &mcp_server::Principal) -> Arc<[Tool]> {
+        [Tool::new(ObjectSchema::default(), "written")].into()
+    }
+
+    fn call(&self, _ctx: Context, params: CallToolRequestParams) -> ToolFuture {
+        let arguments = params.arguments.map(Value::Object).unwrap_or_default();
+        self.0.lock().unwrap().push(format!("decoded {arguments}"));
+        Box::pin(std::future::ready(Ok(mcp_server::types::CallToolResult::new(Vec::new()))))
+    }
+
+    fn relays(&self) -> bool {
+        true
+    }
+
+    fn relay(&self, call: mcp_server::dynamic::RelayCall<'_>) -> mcp_server::dynamic::RelayFuture {
+        self.0.lock().unwrap().push(format!("relayed {}", call.arguments.map_or("", |a| a.get())));
+        let result = RawResult::from_text(r#"{"content":[]}"#.to_owned()).unwrap();
+        Box::pin(std::future::ready(Ok(mcp_server::dynamic::Relayed::Result(result))))
+    }
+}
+
+/// A modern call's arguments cross the gateway as its caller wrote them, to a modern upstream
+/// over HTTP: relayed, not decoded and written again. Through a layer (the audit log) the call
+/// takes the usual way: decoded, and written again (members in order of name, `1.50` as `1.5`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_arguments_cross_the_gateway_as_the_caller_wrote_them() {
+    const ARGUMENTS: &str = r#"{"b": 1.50,  "a": [1, 2], "s": "\u00e9"}"#;
+    let written = Arc::new(Written::default());
+    let server = Server::builder("written", "1.0.0").tool_source(Arc::clone(&written) as _).build().unwrap();
+    let upstream = Upstream::start(server, 0);
+    let log = std::env::temp_dir().join(format!("mcp-gateway-exact-relay-{}.log", std::process::id()));
+    for audit in [None, Some(log.as_path())] {
+        let gateway = gateway(&upstream, "modern", audit).await;
+        let url = serve(&gateway).await;
+        // Listed first: the gateway's connection then knows the tool needs no mirrored headers.
+        client(&url, EraPreference::Modern).await.all_tools().await.unwrap();
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"written","arguments":{ARGUMENTS},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        );
+        let response = reqwest::Client::new()
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "written")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+        assert_eq!(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcp-gateway", "{answer}");
+        let legacy = client(&url, EraPreference::Legacy).await;
+        legacy.call_tool("written", serde_json::json!({"c": 3})).await.unwrap();
+        let seen = std::mem::take(&mut *written.0.lock().unwrap());
+        let relayed = match audit {
+            None => format!("relayed {ARGUMENTS}"),
+            Some(_) => r#"relayed {"a":[1,2],"b":1.5,"s":"é"}"#.to_owned(),
+        };
+        assert_eq!(seen, [relayed, r#"relayed {"c":3}"#.to_owned()]);
+    }
+    let _ = std::fs::remove_file(log);
+}

@@ -24,6 +24,34 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, Error>>
 /// What [`ToolSource::answer`] returns.
 pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<ToolAnswer, Error>> + Send>>;
 
+/// What [`ToolSource::relay`] returns.
+pub type RelayFuture = Pin<Box<dyn Future<Output = Result<Relayed, Error>> + Send>>;
+
+/// A 2026-07-28 `tools/call` as its caller sent it, for [`ToolSource::relay`]: read only as far as
+/// the server's checks need (the envelope, the name, `_meta`), its arguments left as JSON text.
+#[derive(Debug, Clone, Copy)]
+pub struct RelayCall<'a> {
+    /// Who calls, as [`Context::principal`] says for a call.
+    pub principal: &'a Principal,
+    /// The tool, as the caller named it.
+    pub name: &'a str,
+    /// The arguments' text (a JSON object), as the caller wrote it.
+    pub arguments: Option<&'a serde_json::value::RawValue>,
+    /// The capabilities the caller declared in this request's `_meta` (none of them a way to
+    /// answer input, nor the tasks extension: such a call is never relayed).
+    pub client_capabilities: &'a mcp_types::ClientCapabilities,
+}
+
+/// What became of a relayed call.
+#[derive(Debug)]
+pub enum Relayed {
+    /// The tool's result, written out as it is ([`ToolAnswer::Raw`]).
+    Result(RawResult),
+    /// Not relayed, and nothing run: the server serves the call the usual way
+    /// ([`ToolSource::answer`]).
+    Again,
+}
+
 /// A tool's result as a [`ToolSource`] has it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolAnswer {
@@ -117,6 +145,24 @@ pub trait ToolSource: Send + Sync + 'static {
     fn answer(&self, ctx: Context, params: CallToolRequestParams) -> AnswerFuture {
         let call = self.call(ctx, params);
         Box::pin(async move { call.await.map(ToolAnswer::Decoded) })
+    }
+
+    /// Whether this source may [`relay`](Self::relay) calls (default: no). The server then reads
+    /// a 2026-07-28 `tools/call` of one of its tools only as far as its checks need, and offers it
+    /// to `relay` before it builds the call's context and decodes its arguments.
+    fn relays(&self) -> bool {
+        false
+    }
+
+    /// Passes a call on as it came, as a proxy does: the server offers it only a 2026-07-28
+    /// `tools/call` that it has checked as it checks every call (the envelope, `_meta`, the
+    /// mirrored headers), of a tool none of its routes has, with no middleware, no progress token,
+    /// no log level, and no way for the caller to answer input or follow a task. Whoever may call
+    /// `name` is the source's to decide, as in [`answer`](Self::answer). [`Relayed::Again`]: the
+    /// server serves the call through [`answer`](Self::answer); a source says so only for a call
+    /// nothing ran. Default: `Again`.
+    fn relay(&self, _call: RelayCall<'_>) -> RelayFuture {
+        Box::pin(std::future::ready(Ok(Relayed::Again)))
     }
 
     /// The definition of the tool `name` that `caller` may see (default: the one in

@@ -52,6 +52,7 @@ mod lists;
 mod options;
 mod raw_results;
 mod refusals;
+mod relay;
 mod results;
 mod run;
 mod skill_requests;

@@ -187,7 +187,7 @@ impl Client {
     }
 
     /// Follows the task a `tools/call` result announces to its end (cancelling it if dropped).
-    async fn follow_task(&self, created: &RawValue, options: CallOptions) -> Result<CallToolResult, Error> {
+    pub(crate) async fn follow_task(&self, created: &RawValue, options: CallOptions) -> Result<CallToolResult, Error> {
         let told = options.hooks.task.clone();
         let handle = crate::client::tasks::TaskHandle::created(self, created, options)?;
         if let Some(told) = told {

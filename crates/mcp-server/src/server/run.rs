@@ -100,7 +100,7 @@ impl Server {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn run(
+    pub(super) async fn run(
         &self,
         session: &Arc<Session>,
         id: &RequestId,
@@ -239,7 +239,6 @@ impl Server {
         };
         match outcome {
             Ok(message) => message,
-            Err(Error::Failed(message)) if is_tool => self.respond_tool(id, era, error_result(message)),
             Err(Error::InputRequired(requests)) if era == Era::Modern => {
                 tracing::info!(target: crate::telemetry::TARGET, inputs = requests.len(), "input required");
                 let sealed = Sealed {
@@ -256,20 +255,29 @@ impl Server {
                 result.request_state = Some(self.inner.keyring.seal(&sealed));
                 self.respond(id, era, result)
             }
-            Err(Error::InsufficientScope(needed)) => {
+            Err(error) => self.respond_error(id, era, is_tool, error),
+        }
+    }
+
+    /// The response to a request that failed with `error` (but for a modern request's input
+    /// round, which `run` answers): a tool's failure is a tool error.
+    pub(super) fn respond_error(&self, id: &RequestId, era: Era, is_tool: bool, error: Error) -> Outgoing {
+        match error {
+            Error::Failed(message) if is_tool => self.respond_tool(id, era, error_result(message)),
+            Error::InsufficientScope(needed) => {
                 Outgoing::error_as(Some(id), &crate::error::insufficient_scope(&needed), Disposition::Forbidden)
             }
-            Err(Error::MissingCapability(required)) if era == Era::Modern => {
+            Error::MissingCapability(required) if era == Era::Modern => {
                 Outgoing::error_as(Some(id), &missing_capability(&required), Disposition::BadRequest)
             }
-            Err(Error::MissingCapability(required)) => {
+            Error::MissingCapability(required) => {
                 let names = serde_json::to_value(&required).unwrap_or_default();
                 let error = ErrorObject::invalid_params(format!(
                     "The client did not declare the capabilities this needs: {names}"
                 ));
                 Outgoing::error(Some(id), &error)
             }
-            Err(error) => Outgoing::error(Some(id), &error.into_error_object()),
+            error => Outgoing::error(Some(id), &error.into_error_object()),
         }
     }
 
@@ -584,7 +592,7 @@ impl Server {
 
 /// A route's handler, in a span of its own (a child of the request's) when anything listens;
 /// as it is otherwise.
-fn handler<T: 'static>(running: BoxFuture<T>) -> BoxFuture<T> {
+pub(super) fn handler<T: 'static>(running: BoxFuture<T>) -> BoxFuture<T> {
     let span = tracing::info_span!(target: crate::telemetry::TARGET, "mcp.handler", otel.name = "handler");
     if span.is_disabled() { running } else { Box::pin(tracing::Instrument::instrument(running, span)) }
 }
@@ -638,7 +646,7 @@ impl Binding {
 
 /// The refusal of a call of a tool that runs only as a task, from a client that cannot have one
 /// (the extension does not exist before 2026-07-28, whatever a legacy client declared).
-fn task_refusal(ctx: &Context, support: TaskSupport, tool: &str) -> Option<Error> {
+pub(super) fn task_refusal(ctx: &Context, support: TaskSupport, tool: &str) -> Option<Error> {
     let accepts_tasks = ctx.era() == Era::Modern && ext::declares(ctx.client_capabilities(), TASKS);
     (support == TaskSupport::Required && !accepts_tasks).then(|| match ctx.era() {
         Era::Modern => Error::MissingCapability(Box::new(ext::client_capabilities(TASKS))),
@@ -650,7 +658,7 @@ fn task_refusal(ctx: &Context, support: TaskSupport, tool: &str) -> Option<Error
 
 impl Server {
     /// Whether calls of `name` may run as tasks: its route's, else the tool source's say.
-    fn task_support(&self, name: &str) -> TaskSupport {
+    pub(super) fn task_support(&self, name: &str) -> TaskSupport {
         match (self.tool(name), &self.inner.tool_source) {
             (Some(entry), _) => entry.route.task_support,
             (None, Some(source)) => source.task_support(name),

@@ -64,7 +64,7 @@ const RESERVED_META: &str = "io.modelcontextprotocol/";
 const MODERN_ONLY_PARAMS: [&str; 2] = ["inputResponses", "requestState"];
 
 #[cfg(test)]
-mod differential;
+pub(super) mod differential;
 
 impl Server {
     pub(crate) fn typed(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
@@ -84,6 +84,11 @@ impl Server {
     // ---------------------------------------------------------------- modern (2026-07-28)
 
     fn typed_modern(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
+        if let Source::Bytes(bytes) = source
+            && let Some(reply) = self.relayed(session, bytes, mirrors, Era::Modern)
+        {
+            return Typed::Done(Some(reply));
+        }
         let Some(message) = source.decode::<ClientMessage>() else { return Typed::Fallback };
         let request = match message {
             ClientMessage::Request(request) => request,
@@ -163,6 +168,12 @@ impl Server {
     // ---------------------------------------------------------------- legacy (2024-11-05 … 2025-11-25)
 
     fn typed_legacy(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
+        if let Source::Bytes(bytes) = source
+            && session.is_initialized_legacy()
+            && let Some(reply) = self.relayed(session, bytes, mirrors, Era::Legacy)
+        {
+            return Typed::Done(Some(reply));
+        }
         let Some(message) = source.decode::<legacy::ClientMessage>() else { return Typed::Fallback };
         let request = match message {
             legacy::ClientMessage::Request(request) => request,

@@ -4,7 +4,7 @@
 
 #[allow(dead_code)]
 #[path = "../../../../../tests/src/mutate.rs"]
-mod mutate;
+pub(crate) mod mutate;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,0 +1,324 @@
+//! The relay lane against the usual way: the same messages for every request, whichever takes it,
+//! and the lane takes only what it may.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use futures::StreamExt as _;
+use mcp_types::{RawResult, Tool};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::dynamic::{AnswerFuture, RelayFuture, ToolAnswer, ToolFuture, ToolSource};
+use crate::routes::{ToolRoute, text_result};
+use crate::server::typed::differential::mutate;
+
+/// A source that answers every tool with its name and arguments, the same text either way, and
+/// records which way each call came.
+#[derive(Default)]
+struct Echo {
+    relays: bool,
+    ways: Mutex<Vec<String>>,
+}
+
+/// The answer to a call of `name` with `arguments`, as text.
+fn echoed(name: &str, arguments: Value) -> RawResult {
+    RawResult::new(&text_result(format!("{name} {arguments}"))).unwrap()
+}
+
+impl ToolSource for Echo {
+    fn tools(&self, _: &Principal) -> Arc<[Tool]> {
+        let schema = serde_json::from_value(json!({"type": "object"})).unwrap();
+        vec![
+            Tool::new(schema, "get_weather"),
+            Tool::new(serde_json::from_value(json!({"type": "object"})).unwrap(), "again"),
+        ]
+        .into()
+    }
+
+    fn call(&self, _: Context, params: CallToolRequestParams) -> ToolFuture {
+        self.ways.lock().unwrap().push(format!("call {}", params.name));
+        let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let result = text_result(format!("{} {arguments}", params.name));
+        Box::pin(std::future::ready(Ok(result)))
+    }
+
+    fn answer(&self, _: Context, params: CallToolRequestParams) -> AnswerFuture {
+        self.ways.lock().unwrap().push(format!("answer {}", params.name));
+        let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
+        Box::pin(std::future::ready(Ok(ToolAnswer::Raw(echoed(&params.name, arguments)))))
+    }
+
+    fn relays(&self) -> bool {
+        self.relays
+    }
+
+    fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+        self.ways.lock().unwrap().push(format!("relay {}", call.name));
+        if call.name == "again" {
+            return Box::pin(std::future::ready(Ok(Relayed::Again)));
+        }
+        let arguments = call.arguments.map_or(Value::Null, |a| serde_json::from_str(a.get()).unwrap());
+        Box::pin(std::future::ready(Ok(Relayed::Result(echoed(call.name, arguments)))))
+    }
+}
+
+fn server(source: Arc<Echo>) -> Server {
+    let route =
+        ToolRoute::raw(Tool::new(serde_json::from_value(json!({"type": "object"})).unwrap(), "route"), |_, _| async {
+            Ok::<_, Error>(text_result("route"))
+        });
+    Server::builder("relay", "0.0.0").tool(route).tool_source(source).build().unwrap()
+}
+
+async fn drain(reply: Option<Reply>) -> Vec<String> {
+    let Some(mut reply) = reply else { return Vec::new() };
+    let mut out = Vec::new();
+    while let Some(message) = reply.next().await {
+        out.push(message.json);
+    }
+    out
+}
+
+fn mirrors_of(message: &Value) -> Mirrors<'static> {
+    let text = |value: &Value| value.as_str().map(|s| Cow::Owned(s.to_owned()));
+    Mirrors {
+        protocol_version: Some("2026-07-28".into()),
+        method: text(&message["method"]),
+        name: text(&message["params"]["name"]),
+        params: Vec::new(),
+    }
+}
+
+fn call(name: &str, params: Value) -> Value {
+    let mut params = params;
+    params["name"] = json!(name);
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+}
+
+/// The answers of a relaying server and of one that does not relay, and the ways the call came.
+async fn both(text: &str, mirrors: Option<&Mirrors<'_>>, legacy: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let session = |server: &Server| {
+        let session = Session::new();
+        if legacy {
+            let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+            drop(server.handle_value(&session, initialize, None));
+        }
+        session
+    };
+    let relaying = Arc::new(Echo { relays: true, ..Echo::default() });
+    let usual = Arc::new(Echo::default());
+    let (with_relay, without) = (server(Arc::clone(&relaying)), server(Arc::clone(&usual)));
+    let relayed = drain(with_relay.handle_bytes(&session(&with_relay), text.as_bytes(), mirrors)).await;
+    let served = drain(without.handle_bytes(&session(&without), text.as_bytes(), mirrors)).await;
+    let ways = relaying.ways.lock().unwrap().clone();
+    (relayed, served, ways)
+}
+
+#[tokio::test]
+async fn a_relayed_call_is_answered_as_the_usual_way_answers_it() {
+    let example: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../schema/2026-07-28/examples/CallToolRequest/call-tool-request.json"),
+        )
+        .expect("the schema's examples: `cargo xtask schema sync`"),
+    )
+    .unwrap();
+    let mut legacy = example.clone();
+    legacy["params"].as_object_mut().unwrap().remove("_meta");
+    let (mut cases, mut relayed) = (0, [0, 0]);
+    for (message, legacy_session, with_mirrors) in
+        [(&example, false, false), (&example, false, true), (&legacy, true, false), (&legacy, true, true)]
+    {
+        let mut inputs = vec![message.to_string()];
+        inputs.extend(mutate::mutants(message).into_iter().map(|m| m.text));
+        let mirrors = with_mirrors.then(|| mirrors_of(message));
+        for text in inputs {
+            cases += 1;
+            let (answers, usual, ways) = both(&text, mirrors.as_ref(), legacy_session).await;
+            assert_eq!(answers, usual, "{text} (mirrors {mirrors:?}, legacy session {legacy_session})");
+            if ways.iter().any(|way| way.starts_with("relay")) {
+                relayed[usize::from(legacy_session)] += 1;
+            }
+        }
+    }
+    println!("{cases} cases, {relayed:?} relayed (modern, legacy)");
+    // The example itself, with its mirrors and without, and the mutants that only change what
+    // the relay passes on as it is (the arguments, the client's name), in each era.
+    assert!(relayed[0] >= 4 && relayed[1] >= 4, "{relayed:?} of {cases} relayed");
+}
+
+#[tokio::test]
+async fn the_lane_takes_only_what_it_may() {
+    let eligible = call("get_weather", json!({"arguments": {"location": "Paris", "n": 1.5}}));
+    let cases: Vec<(&str, Value, bool)> = vec![
+        ("eligible", eligible.clone(), true),
+        ("no arguments", call("get_weather", json!({})), true),
+        ("null arguments", call("get_weather", json!({"arguments": null})), false),
+        ("a progress token", call("get_weather", json!({"_meta": {"progressToken": 1}})), false),
+        ("a log level", call("get_weather", json!({"_meta": {"io.modelcontextprotocol/logLevel": "info"}})), false),
+        ("a route's tool", call("route", json!({})), false),
+        ("requestState", call("get_weather", json!({"requestState": "x"})), false),
+        ("inputResponses", call("get_weather", json!({"inputResponses": {}})), false),
+        ("a task", call("get_weather", json!({"task": {"ttl": 1}})), false),
+        ("arguments not an object", call("get_weather", json!({"arguments": [1]})), false),
+        (
+            "another member",
+            {
+                let mut message = eligible.clone();
+                message["extra"] = json!(1);
+                message
+            },
+            false,
+        ),
+        (
+            "another version",
+            {
+                let mut message = eligible.clone();
+                message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+                message
+            },
+            false,
+        ),
+    ];
+    let mut with_capabilities = Vec::new();
+    for capability in ["elicitation", "sampling", "roots"] {
+        let mut message = eligible.clone();
+        message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({ capability: {} });
+        with_capabilities.push((capability, message, false));
+    }
+    let mut tasks = eligible.clone();
+    tasks["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    with_capabilities.push(("the tasks extension", tasks, false));
+    for (what, message, taken) in cases.into_iter().chain(with_capabilities) {
+        let text = message.to_string();
+        for mirrors in [None, Some(mirrors_of(&message))] {
+            let (answers, usual, ways) = both(&text, mirrors.as_ref(), false).await;
+            assert_eq!(answers, usual, "{what}: {text}");
+            assert_eq!(ways.iter().any(|way| way.starts_with("relay")), taken, "{what}: {ways:?}");
+            if taken {
+                let answer: Value = serde_json::from_str(&answers[0]).unwrap();
+                assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+            }
+        }
+    }
+    // A header that does not match its member: refused as the usual way refuses it.
+    let mut mirrors = mirrors_of(&eligible);
+    mirrors.name = Some("other".into());
+    let (answers, usual, ways) = both(&eligible.to_string(), Some(&mirrors), false).await;
+    assert_eq!(answers, usual);
+    assert!(ways.is_empty(), "{ways:?}");
+    let answer: Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(answer["error"]["code"], mcp_types::error_codes::HEADER_MISMATCH, "{answer}");
+}
+
+/// On a legacy session, what the handshake declared and the session chose decides, as the
+/// request's `_meta` does in the 2026-07-28 era.
+#[tokio::test]
+async fn a_legacy_session_relays_only_what_its_handshake_allows() {
+    let call = |params: Value| {
+        let mut params = params;
+        params["name"] = json!("get_weather");
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}).to_string()
+    };
+    let initialize = |capabilities: Value| {
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}})
+    };
+    let set_level = json!({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}});
+    let cases = [
+        ("plain", json!({}), None, call(json!({"arguments": {"a": 1}})), true),
+        ("no arguments", json!({}), None, call(json!({})), true),
+        ("a member of its own in _meta", json!({}), None, call(json!({"_meta": {"trace": "t"}})), true),
+        ("a progress token", json!({}), None, call(json!({"_meta": {"progressToken": 1}})), false),
+        (
+            "a modern member",
+            json!({}),
+            None,
+            call(json!({"_meta": {"io.modelcontextprotocol/logLevel": "info"}})),
+            false,
+        ),
+        ("a log level", json!({}), Some(set_level.clone()), call(json!({})), false),
+        ("elicitation", json!({"elicitation": {}}), None, call(json!({})), false),
+        ("roots", json!({"roots": {}}), None, call(json!({})), false),
+        ("a task", json!({}), None, call(json!({"task": {"ttl": 1}})), false),
+    ];
+    for (what, capabilities, before, text, taken) in cases {
+        let mut answers = Vec::new();
+        let mut ways = Vec::new();
+        for relays in [true, false] {
+            let source = Arc::new(Echo { relays, ..Echo::default() });
+            let server = server(Arc::clone(&source));
+            let session = Session::new();
+            drain(server.handle_value(&session, initialize(capabilities.clone()), None)).await;
+            if let Some(before) = &before {
+                drain(server.handle_value(&session, before.clone(), None)).await;
+            }
+            answers.push(drain(server.handle_bytes(&session, text.as_bytes(), None)).await);
+            ways.push(source.ways.lock().unwrap().clone());
+        }
+        assert_eq!(answers[0], answers[1], "{what}: {text}");
+        assert_eq!(ways[0].iter().any(|way| way.starts_with("relay")), taken, "{what}: {:?}", ways[0]);
+        if taken {
+            let answer: Value = serde_json::from_str(&answers[0][0]).unwrap();
+            assert!(answer["result"].get("resultType").is_none(), "{what}: {answer}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_arguments_reach_the_source_as_the_caller_wrote_them() {
+    struct Exact(Mutex<Option<String>>);
+    impl ToolSource for Exact {
+        fn tools(&self, _: &Principal) -> Arc<[Tool]> {
+            Arc::new([])
+        }
+        fn call(&self, _: Context, _: CallToolRequestParams) -> ToolFuture {
+            unreachable!("relayed")
+        }
+        fn relays(&self) -> bool {
+            true
+        }
+        fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+            *self.0.lock().unwrap() = call.arguments.map(|a| a.get().to_owned());
+            Box::pin(std::future::ready(Ok(Relayed::Result(RawResult::from_text("{\"content\":[]}".into()).unwrap()))))
+        }
+    }
+    let source = Arc::new(Exact(Mutex::new(None)));
+    let server = Server::builder("exact", "0.0.0").tool_source(source.clone()).build().unwrap();
+    let arguments = r#"{"b": 1.50,  "a": 123456789012345678901234567890, "s": "\u00e9"}"#;
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    );
+    let answers = drain(server.handle_bytes(&Session::new(), text.as_bytes(), None)).await;
+    assert_eq!(source.0.lock().unwrap().as_deref(), Some(arguments));
+    let answer: Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!((&answer["result"]["resultType"], &answer["result"]["content"]), (&json!("complete"), &json!([])));
+}
+
+#[tokio::test]
+async fn a_call_given_back_is_served_the_usual_way_once() {
+    let message = call("again", json!({"arguments": {"a": 1}}));
+    let (answers, usual, ways) = both(&message.to_string(), None, false).await;
+    assert_eq!(answers, usual);
+    assert_eq!(ways, ["relay again", "answer again"]);
+}
+
+#[tokio::test]
+async fn a_server_with_middleware_does_not_relay() {
+    let source = Arc::new(Echo { relays: true, ..Echo::default() });
+    let server = Server::builder("layered", "0.0.0")
+        .tool_source(source.clone())
+        .layer(tower::layer::util::Identity::new())
+        .build()
+        .unwrap();
+    let message = call("get_weather", json!({"arguments": {}}));
+    let answers = drain(server.handle_bytes(&Session::new(), message.to_string().as_bytes(), None)).await;
+    assert_eq!(answers.len(), 1);
+    assert_eq!(*source.ways.lock().unwrap(), ["call get_weather"]);
+}
