@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use libfuzzer_sys::fuzz_target;
-use mcp_server::dynamic::{AnswerFuture, ToolAnswer, ToolFuture, ToolSource};
+use mcp_server::dynamic::{AnswerFuture, RelayCall, RelayFuture, Relayed, ToolAnswer, ToolFuture, ToolSource};
 use mcp_server::{
     Context, Error, Mirrors, NoArguments, PromptRoute, ResourceRoute, ResourceTemplateRoute, Server, Session,
     SkillRoute, TaskSupport, ToolRoute, text_result,
@@ -143,7 +143,8 @@ fn server() -> &'static Server {
 
 /// A tool source whose one tool, `verbatim`, answers its `text` argument as the result's text
 /// (`ToolSource::answer`), which the server writes out unread: the fuzzer's text reaches
-/// `server/raw_results.rs` as an upstream's result would.
+/// `server/raw_results.rs` as an upstream's result would. It relays too (`server/relay.rs`): a
+/// relayed call with a `text` is answered the same way, one without is given back.
 struct Verbatim;
 
 impl ToolSource for Verbatim {
@@ -163,6 +164,23 @@ impl ToolSource for Verbatim {
             _ => Err(Error::invalid_params("verbatim needs `text`: a JSON object")),
         };
         Box::pin(std::future::ready(answer))
+    }
+
+    fn relays(&self) -> bool {
+        true
+    }
+
+    fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+        #[derive(serde::Deserialize)]
+        struct Arguments {
+            text: Option<String>,
+        }
+        let arguments = call.arguments.and_then(|a| serde_json::from_str::<Arguments>(a.get()).ok());
+        let answer = match arguments.and_then(|a| a.text).map(RawResult::from_text) {
+            Some(Ok(raw)) => Relayed::Result(raw),
+            _ => Relayed::Again,
+        };
+        Box::pin(std::future::ready(Ok(answer)))
     }
 }
 

@@ -19,18 +19,18 @@ use crate::server::refusals::{MetaView, ModernView};
 #[cfg(test)]
 mod tests;
 
-/// The envelope of a request, its params left as text. Any other member, or one given twice, and
-/// the lane leaves the request to the typed path.
+/// The envelope of a request, read in the same pass as its params (which a method other than
+/// `tools/call` seldom has the shape of). Any other member, or one given twice, and the lane
+/// leaves the request to the typed path.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Envelope<'a> {
+struct Envelope<'a, P> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     id: RequestId,
     #[serde(borrow)]
     method: Cow<'a, str>,
-    #[serde(borrow)]
-    params: &'a RawValue,
+    params: P,
 }
 
 /// The params of a relayed `tools/call`: nothing but these three (no `inputResponses`, no
@@ -67,23 +67,28 @@ impl Server {
             return None;
         }
         let text = std::str::from_utf8(bytes).ok()?;
-        let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
-        if envelope.jsonrpc != "2.0" || envelope.method != "tools/call" {
-            return None;
-        }
-        let (name, arguments, meta, version) = match era {
+        let is_call = |jsonrpc: &str, method: &str| jsonrpc == "2.0" && method == "tools/call";
+        let (id, name, arguments, meta, version) = match era {
             Era::Modern => {
-                let params: Params<'_, RequestMetaObject> = serde_json::from_str(envelope.params.get()).ok()?;
+                let envelope: Envelope<'_, Params<'_, RequestMetaObject>> = serde_json::from_str(text).ok()?;
+                if !is_call(&envelope.jsonrpc, &envelope.method) {
+                    return None;
+                }
+                let params = envelope.params;
                 let view = ModernView {
                     method: "tools/call",
                     meta: Some(MetaView { version: Some(&params.meta.protocol_version), capabilities: true }),
                     name: Some(&params.name),
                 };
                 let version: Cow<'static, str> = Cow::Borrowed(self.check_modern(&view, mirrors).ok()?);
-                (params.name, params.arguments, params.meta, version)
+                (envelope.id, params.name, params.arguments, params.meta, version)
             }
             Era::Legacy => {
-                let params: Params<'_, Option<JsonObject>> = serde_json::from_str(envelope.params.get()).ok()?;
+                let envelope: Envelope<'_, Params<'_, Option<JsonObject>>> = serde_json::from_str(text).ok()?;
+                if !is_call(&envelope.jsonrpc, &envelope.method) {
+                    return None;
+                }
+                let params = envelope.params;
                 let extra = params.meta.unwrap_or_default();
                 // Members a revision defines: the typed path reads (or refuses) them.
                 if extra.keys().any(|key| key.starts_with("io.modelcontextprotocol/") || key == "progressToken") {
@@ -106,7 +111,7 @@ impl Server {
                     extra,
                 };
                 let version: Cow<'static, str> = super::settled_version(&meta.protocol_version);
-                (params.name, params.arguments, meta, version)
+                (envelope.id, params.name, params.arguments, meta, version)
             }
         };
         let capabilities = &meta.client_capabilities;
@@ -124,20 +129,20 @@ impl Server {
         if !relayable {
             return None;
         }
-        let id = envelope.id;
-        let principal = session.principal();
         let labels = RequestLabels {
             method: "tools/call",
             id: &id,
             version: &version,
-            target: Some(if source.lists_tool(&name, principal) { &name } else { crate::telemetry::OTHER }),
+            target: Some(if source.lists_tool(&name, session.principal()) { &name } else { crate::telemetry::OTHER }),
             meta: Some(&meta.extra),
             transport: session.transport(),
             session_id: session.http_id().filter(|_| era == Era::Legacy),
         };
         let operation = Operation::start(&labels);
         let span = operation.span().clone();
-        let call = RelayCall { principal, name: &name, arguments, client_capabilities: capabilities };
+        // As a handler's context has it: with the token of the session's latest request.
+        let principal = session.request_principal();
+        let call = RelayCall { principal: &principal, name: &name, arguments, client_capabilities: capabilities };
         let relaying = span.in_scope(|| run::handler(source.relay(call)));
         // What the usual way needs, should the source give the call back.
         let arguments = arguments.map(RawValue::to_owned);

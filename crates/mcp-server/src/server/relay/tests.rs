@@ -322,3 +322,43 @@ async fn a_server_with_middleware_does_not_relay() {
     assert_eq!(answers.len(), 1);
     assert_eq!(*source.ways.lock().unwrap(), ["call get_weather"]);
 }
+
+/// A relayed call is made as a handler's context would have it: on a legacy session, with the
+/// token of the session's latest request (a step-up's scopes), not the one it opened with.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn a_relayed_call_carries_the_token_of_the_latest_request() {
+    use crate::principal::VerifiedToken;
+    struct Scopes(Mutex<Vec<Vec<String>>>);
+    impl ToolSource for Scopes {
+        fn tools(&self, _: &Principal) -> Arc<[Tool]> {
+            Arc::new([])
+        }
+        fn call(&self, _: Context, _: CallToolRequestParams) -> ToolFuture {
+            unreachable!("relayed")
+        }
+        fn relays(&self) -> bool {
+            true
+        }
+        fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+            self.0.lock().unwrap().push(call.principal.token().map(|t| t.scopes.clone()).unwrap_or_default());
+            Box::pin(std::future::ready(Ok(Relayed::Result(RawResult::from_text("{\"content\":[]}".into()).unwrap()))))
+        }
+    }
+    let token = |scopes: &[&str]| VerifiedToken {
+        subject: Some("alice".into()),
+        scopes: scopes.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    let source = Arc::new(Scopes(Mutex::new(Vec::new())));
+    let server = Server::builder("scopes", "0.0.0").tool_source(source.clone()).build().unwrap();
+    let session = Session::with_principal(Principal::from_token(token(&["read"])));
+    let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    drain(server.handle_value(&session, initialize, None)).await;
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}).to_string();
+    drain(server.handle_bytes(&session, call.as_bytes(), None)).await;
+    session.authorized(Some(&Arc::new(token(&["read", "write"]))));
+    drain(server.handle_bytes(&session, call.as_bytes(), None)).await;
+    assert_eq!(*source.0.lock().unwrap(), [vec!["read".to_owned()], vec!["read".to_owned(), "write".to_owned()]]);
+}
