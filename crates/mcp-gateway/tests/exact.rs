@@ -181,3 +181,41 @@ async fn a_calls_arguments_cross_the_gateway_as_the_caller_wrote_them() {
     }
     let _ = std::fs::remove_file(log);
 }
+
+/// A relayed call whose upstream asks its caller something comes back as an input round before
+/// the tool ran; the gateway sends it again the usual way, which asks the caller. The upstream's
+/// tool is started once more than without the relay (as every round of a multi-round call starts
+/// it again), and the caller of either era gets its answer through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_call_whose_upstream_asks_is_sent_again_the_usual_way() {
+    use mcp_client::{ElicitationModes, ElicitationResponse, Handlers};
+    use mcp_server::ToolRoute;
+    use mcp_server::types::{ElicitRequestFormParams, ElicitRequestParams, JsonObject};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&started);
+    let asks = ToolRoute::raw(Tool::new(ObjectSchema::default(), "asks"), move |ctx: Context, _: JsonObject| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move {
+            let schema = serde_json::from_value(serde_json::json!({"type": "object", "properties": {}})).unwrap();
+            let form = ElicitRequestParams::Form(ElicitRequestFormParams::new("Go on?", schema));
+            let answer = ctx.elicit_with("go", form).await?;
+            Ok::<_, mcp_server::Error>(format!("{:?}", answer.action))
+        }
+    });
+    let upstream = Upstream::start(Server::builder("asking", "1.0.0").tool(asks).build().unwrap(), 0);
+    let gateway = gateway(&upstream, "modern", None).await;
+    let url = serve(&gateway).await;
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        let handlers = Handlers::new()
+            .elicitation(ElicitationModes::FORM, |_| async { Ok(ElicitationResponse::accept(JsonObject::new())) });
+        let caller =
+            mcp_client::Client::builder("asked", "1.0").era(era).handlers(handlers).connect_http(&url).await.unwrap();
+        started.store(0, Ordering::SeqCst);
+        let raw = caller.call_tool_raw("asks", serde_json::json!({}), CallOptions::default()).await.unwrap();
+        assert!(raw.get().contains("Accept"), "{era:?}: {}", raw.get());
+        // Relayed (it asks), sent again (it asks), and sent with the answer: three starts, the
+        // upstream being modern whatever the caller's era (without the relay, two).
+        assert_eq!(started.load(Ordering::SeqCst), 3, "{era:?}");
+    }
+}

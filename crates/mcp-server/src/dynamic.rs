@@ -37,8 +37,8 @@ pub struct RelayCall<'a> {
     pub name: &'a str,
     /// The arguments' text (a JSON object), as the caller wrote it.
     pub arguments: Option<&'a serde_json::value::RawValue>,
-    /// The capabilities the caller declared in this request's `_meta` (none of them a way to
-    /// answer input, nor the tasks extension: such a call is never relayed).
+    /// The capabilities the caller declared in this request's `_meta`, or its session's
+    /// handshake (never the tasks extension: such a call is not relayed).
     pub client_capabilities: &'a mcp_types::ClientCapabilities,
 }
 
@@ -154,13 +154,15 @@ pub trait ToolSource: Send + Sync + 'static {
         false
     }
 
-    /// Passes a call on as it came, as a proxy does: the server offers it only a 2026-07-28
-    /// `tools/call` that it has checked as it checks every call (the envelope, `_meta`, the
-    /// mirrored headers), of a tool none of its routes has, with no middleware, no progress token,
-    /// no log level, and no way for the caller to answer input or follow a task. Whoever may call
-    /// `name` is the source's to decide, as in [`answer`](Self::answer). [`Relayed::Again`]: the
-    /// server serves the call through [`answer`](Self::answer); a source says so only for a call
-    /// nothing ran. Default: `Again`.
+    /// Passes a call on as it came, as a proxy does: the server offers it only a `tools/call`
+    /// that it has checked as it checks every call (the envelope, `_meta`, the mirrored headers),
+    /// of a tool none of its routes has, with no middleware, no progress token, no log level and
+    /// no tasks extension, and no `inputResponses` or `requestState`. Whoever may call `name` is
+    /// the source's to decide, as in [`answer`](Self::answer). The call has no context to ask
+    /// its caller anything: a source whose upstream asks gives the call back.
+    /// [`Relayed::Again`]: the server serves the call through [`answer`](Self::answer); a source
+    /// says so only for a call nothing ran (an input round, by the protocol's design, is asked
+    /// again when the call is sent again). Default: `Again`.
     fn relay(&self, _call: RelayCall<'_>) -> RelayFuture {
         Box::pin(std::future::ready(Ok(Relayed::Again)))
     }

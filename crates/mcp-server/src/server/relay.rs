@@ -115,12 +115,11 @@ impl Server {
             }
         };
         let capabilities = &meta.client_capabilities;
-        // Nothing the call's context would carry: no progress, no log messages, no input, no task.
+        // Nothing the call's context would carry while it runs: no progress, no log messages, no
+        // task. A question for the caller comes back as an input round, before the call ran: the
+        // source gives the call back, and the usual way asks it.
         let relayable = meta.progress_token.is_none()
             && meta.log_level.is_none()
-            && capabilities.elicitation.is_none()
-            && capabilities.sampling.is_none()
-            && capabilities.roots.is_none()
             && !mcp_types::ext::declares(capabilities, mcp_types::ext::TASKS)
             && arguments.is_none_or(|arguments| arguments.get().starts_with('{'))
             && self.tool(&name).is_none()

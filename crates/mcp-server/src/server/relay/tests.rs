@@ -185,11 +185,12 @@ async fn the_lane_takes_only_what_it_may() {
             false,
         ),
     ];
+    // Capabilities to answer input: relayed (an upstream that asks gets the call given back).
     let mut with_capabilities = Vec::new();
     for capability in ["elicitation", "sampling", "roots"] {
         let mut message = eligible.clone();
         message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({ capability: {} });
-        with_capabilities.push((capability, message, false));
+        with_capabilities.push((capability, message, true));
     }
     let mut tasks = eligible.clone();
     tasks["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
@@ -244,8 +245,8 @@ async fn a_legacy_session_relays_only_what_its_handshake_allows() {
             false,
         ),
         ("a log level", json!({}), Some(set_level.clone()), call(json!({})), false),
-        ("elicitation", json!({"elicitation": {}}), None, call(json!({})), false),
-        ("roots", json!({"roots": {}}), None, call(json!({})), false),
+        ("elicitation", json!({"elicitation": {}}), None, call(json!({})), true),
+        ("roots", json!({"roots": {}}), None, call(json!({})), true),
         ("a task", json!({}), None, call(json!({"task": {"ttl": 1}})), false),
     ];
     for (what, capabilities, before, text, taken) in cases {
