@@ -4,13 +4,14 @@
 //! decided in [`access`].
 
 mod access;
+mod relay;
 pub(crate) use access::Decision;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use mcp_server::dynamic::{
-    AnswerFuture, PromptFuture, PromptSource, ReadFuture, RelayCall, RelayFuture, Relayed, ResourceSource, SkillSource,
+    AnswerFuture, PromptFuture, PromptSource, ReadFuture, RelayCall, RelayFuture, ResourceSource, SkillSource,
     ToolAnswer, ToolFuture, ToolSource,
 };
 use mcp_server::{Context, Error, Principal, Server};
@@ -20,7 +21,6 @@ use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteRequestParamsRef, CompleteResultCompletion,
     GetPromptRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
-use serde_json::value::RawValue;
 
 use crate::bridge::Held;
 use crate::config::PrefixMode;
@@ -440,46 +440,9 @@ impl ToolSource for Catalogue {
         self.search.is_none() && self.policy.is_empty()
     }
 
-    /// A call passed on as it came (`Client::relay_tool_call`): its arguments as the caller wrote
-    /// them, the upstream's result as it wrote it. Only over the gateway's own connection to a
-    /// 2026-07-28 HTTP upstream; anything else, and whatever the relay gives back, goes the usual
-    /// way (`answer`).
+    /// See `catalogue/relay.rs`.
     fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
-        let again = || -> RelayFuture { Box::pin(std::future::ready(Ok(Relayed::Again))) };
-        // Asked again: a reload may have brought rules since the server asked.
-        if !self.relays() {
-            return again();
-        }
-        let index = Arc::clone(&self.index.read().expect("not poisoned"));
-        let listing = (&index.tools, &index.policed.tools);
-        let (upstream, own) = match self.route_for(call.principal, listing, access::TOOL, "tools/call", call.name, None)
-        {
-            Ok(route) => route,
-            Err(error) => return Box::pin(std::future::ready(Err(error))),
-        };
-        if upstream.config.openapi.is_some() || upstream.config.identity != crate::config::Identity::Gateway {
-            return again();
-        }
-        let lease = match upstream.lease() {
-            Ok(lease) if lease.client.can_relay(&own) => lease,
-            _ => return again(),
-        };
-        let arguments = call.arguments.map(RawValue::to_owned);
-        let capabilities = call.client_capabilities.clone();
-        let forward = Forward::new(&upstream, "tools/call", &own);
-        Box::pin(forward.run(async move {
-            let _slot = slot(&upstream).await?;
-            let crate::upstream::Lease { client, in_flight: _in_flight } = lease;
-            let timeout = Some(upstream.config.timeout());
-            match client.relay_tool_call(&own, arguments.as_deref(), &capabilities, timeout).await {
-                Ok(mcp_client::Relayed::Result(raw)) => Ok(Relayed::Result(raw)),
-                Ok(mcp_client::Relayed::Again) => Ok(Relayed::Again),
-                // Refused before it ran, for an answer the relay cannot give: the usual way may
-                // send it in the legacy era.
-                Err(error) if crate::era::refused_input(&error).is_some() => Ok(Relayed::Again),
-                Err(error) => Err(upstream_error(&upstream, &format!("the call to {own}"), error)),
-            }
-        }))
+        self.relayed(call)
     }
 
     /// A long call becomes a task for a caller with the tasks extension, unless its upstream
