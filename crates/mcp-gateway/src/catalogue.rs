@@ -548,7 +548,12 @@ impl Catalogue {
         let forward = Forward::new(&upstream, method, &own);
         let held = Arc::clone(&self.held);
         Box::pin(forward.run(async move {
-            let lease = connected(&upstream, ctx.principal()).await?;
+            // Once `auto` chose the legacy era, a connection still in the other one (until its
+            // supervisor replaces it) would be refused the same question again.
+            let lease = match upstream.chose_legacy() {
+                true => upstream.legacy_lease_for(ctx.principal()).await.map_err(Error::internal)?,
+                false => connected(&upstream, ctx.principal()).await?,
+            };
             let _slot = slot(&upstream).await?;
             let (timeout, tasks) = (upstream.config.timeout(), upstream.config.tasks);
             let era = lease.client.era();

@@ -314,6 +314,11 @@ impl Upstream {
         }
     }
 
+    /// Whether `auto` chose the legacy era for this upstream ([`Upstream::choose_legacy`]).
+    pub(crate) fn chose_legacy(&self) -> bool {
+        self.legacy_because.get().is_some()
+    }
+
     /// Whether `client` speaks an era this upstream no longer uses (`auto` chose legacy since).
     fn outdated(&self, client: &Client) -> bool {
         self.legacy_because.get().is_some() && client.era() == Era::Modern

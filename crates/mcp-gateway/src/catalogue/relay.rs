@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use mcp_server::Error;
 use mcp_server::dynamic::ToolSource as _;
 use mcp_server::dynamic::{RelayCall, RelayFuture, Relayed};
 use serde_json::value::RawValue;
@@ -26,7 +27,10 @@ impl Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        if upstream.config.openapi.is_some() || upstream.config.identity != crate::config::Identity::Gateway {
+        if upstream.config.openapi.is_some()
+            || upstream.config.identity != crate::config::Identity::Gateway
+            || upstream.chose_legacy()
+        {
             return again();
         }
         let lease = match upstream.lease() {
@@ -36,18 +40,43 @@ impl Catalogue {
         let arguments = call.arguments.map(RawValue::to_owned);
         let capabilities = call.client_capabilities.clone();
         let forward = Forward::new(&upstream, "tools/call", &own);
-        Box::pin(forward.run(async move {
+        Box::pin(forward.relay(async move {
             let _slot = slot(&upstream).await?;
             let crate::upstream::Lease { client, in_flight: _in_flight } = lease;
             let timeout = Some(upstream.config.timeout());
             match client.relay_tool_call(&own, arguments.as_deref(), &capabilities, timeout).await {
                 Ok(mcp_client::Relayed::Result(raw)) => Ok(Relayed::Result(raw)),
                 Ok(mcp_client::Relayed::Again) => Ok(Relayed::Again),
-                // Refused before it ran, for an answer the relay cannot give: the usual way may
-                // send it in the legacy era.
-                Err(error) if crate::era::refused_input(&error).is_some() => Ok(Relayed::Again),
-                Err(error) => Err(upstream_error(&upstream, &format!("the call to {own}"), error)),
+                Err(error) => {
+                    let what = format!("the call to {own}");
+                    // A refusal to ask the caller in this era: as the usual way takes it
+                    // (`Catalogue::bridged`), which then sends the call in the legacy era once.
+                    let Some(asked) = crate::era::refused_input(&error) else {
+                        return Err(upstream_error(&upstream, &what, error));
+                    };
+                    match upstream.config.era {
+                        crate::config::Era::Auto => {
+                            Box::pin(upstream.choose_legacy(asked)).await.map_err(Error::internal)?;
+                            Ok(Relayed::Again)
+                        }
+                        crate::config::Era::Modern => Err(crate::era::pinned_modern(upstream.name(), asked, &error)),
+                        crate::config::Era::Legacy => Err(upstream_error(&upstream, &what, error)),
+                    }
+                }
             }
         }))
+    }
+}
+
+impl Forward {
+    /// As [`Forward::run`], for a relayed call: one given back is timed by the usual way, which
+    /// sends it, so that each call counts once.
+    async fn relay(self, request: impl std::future::Future<Output = Result<Relayed, Error>>) -> Result<Relayed, Error> {
+        let Forward { span, timer } = self;
+        let outcome = tracing::Instrument::instrument(request, span).await;
+        if !matches!(outcome, Ok(Relayed::Again)) {
+            timer.finish(outcome.as_ref().err());
+        }
+        outcome
     }
 }
