@@ -67,6 +67,11 @@ impl Server {
             return None;
         }
         let text = std::str::from_utf8(bytes).ok()?;
+        // Any other method is not read twice: a `prompts/get` has the same params, a list's fail
+        // late. (A method name written with escapes is left to the typed path.)
+        if !text.contains("\"tools/call\"") {
+            return None;
+        }
         let is_call = |jsonrpc: &str, method: &str| jsonrpc == "2.0" && method == "tools/call";
         let (id, name, arguments, meta, version) = match era {
             Era::Modern => {

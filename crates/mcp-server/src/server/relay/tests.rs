@@ -363,3 +363,17 @@ async fn a_relayed_call_carries_the_token_of_the_latest_request() {
     drain(server.handle_bytes(&session, call.as_bytes(), None)).await;
     assert_eq!(*source.0.lock().unwrap(), [vec!["read".to_owned()], vec!["read".to_owned(), "write".to_owned()]]);
 }
+
+/// A request of another method with the same params as a call (`prompts/get`) is not read by
+/// the lane, and a call whose method is written with escapes is left to the typed path.
+#[tokio::test]
+async fn only_a_call_written_plainly_is_read_by_the_lane() {
+    let mut prompt = call("get_weather", json!({"arguments": {}}));
+    prompt["method"] = json!("prompts/get");
+    let escaped = call("get_weather", json!({"arguments": {}})).to_string().replace("tools/call", "tools\\/call");
+    for text in [prompt.to_string(), escaped] {
+        let (answers, usual, ways) = both(&text, None, false).await;
+        assert_eq!(answers, usual, "{text}");
+        assert!(!ways.iter().any(|way| way.starts_with("relay")), "{text}: {ways:?}");
+    }
+}
