@@ -516,6 +516,28 @@ impl serde::Serialize for MetaText<'_> {
 /// The members of `_meta` that are written as prepared text, after the map's own.
 pub(crate) type FixedMeta<'a> = [Option<(&'static str, MetaText<'a>)>];
 
+/// A request's `_meta`: the members of `meta` and then `fixed` (a member of `meta` named in
+/// `fixed` is left out).
+pub(crate) struct Meta<'a> {
+    pub(crate) meta: &'a serde_json::Map<String, Value>,
+    pub(crate) fixed: &'a FixedMeta<'a>,
+}
+
+impl serde::Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        let prepared = || self.fixed.iter().flatten();
+        for (name, value) in self.meta.iter().filter(|(name, _)| !prepared().any(|(fixed, _)| fixed == name)) {
+            map.serialize_entry(name, value)?;
+        }
+        for (name, value) in prepared() {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
 /// The encoded request: `params` with `meta` and then `fixed` as its `_meta` (left out when
 /// both are empty; a member of `meta` named in `fixed` is left out), written straight from the
 /// caller's maps rather than through a copy of them.
@@ -526,24 +548,6 @@ pub(crate) fn request_message(
     meta: &serde_json::Map<String, Value>,
     fixed: &FixedMeta<'_>,
 ) -> String {
-    struct Meta<'a> {
-        meta: &'a serde_json::Map<String, Value>,
-        fixed: &'a FixedMeta<'a>,
-    }
-    impl serde::Serialize for Meta<'_> {
-        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            use serde::ser::SerializeMap as _;
-            let mut map = serializer.serialize_map(None)?;
-            let prepared = || self.fixed.iter().flatten();
-            for (name, value) in self.meta.iter().filter(|(name, _)| !prepared().any(|(fixed, _)| fixed == name)) {
-                map.serialize_entry(name, value)?;
-            }
-            for (name, value) in prepared() {
-                map.serialize_entry(name, value)?;
-            }
-            map.end()
-        }
-    }
     struct Params<'a> {
         params: &'a serde_json::Map<String, Value>,
         meta: Meta<'a>,

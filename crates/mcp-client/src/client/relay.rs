@@ -13,7 +13,7 @@ use super::era::Era;
 use super::options::CallOptions;
 use super::results::{check_result_type, result_type_is};
 use super::{Client, META_CAPS, META_INFO, META_VERSION, declared, raw_json};
-use crate::core::{Answer, MetaText, Wants};
+use crate::core::{Answer, Meta, MetaText, Wants};
 use crate::error::Error;
 use crate::telemetry;
 use crate::transport::TransportKind;
@@ -43,7 +43,6 @@ struct Message<'a> {
 impl Serialize for Message<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         struct Params<'a>(&'a Message<'a>);
-        struct Meta<'a>(&'a Message<'a>);
         impl Serialize for Params<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let mut map = serializer.serialize_map(None)?;
@@ -51,20 +50,7 @@ impl Serialize for Message<'_> {
                 if let Some(arguments) = self.0.arguments {
                     map.serialize_entry("arguments", arguments)?;
                 }
-                map.serialize_entry("_meta", &Meta(self.0))?;
-                map.end()
-            }
-        }
-        impl Serialize for Meta<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(None)?;
-                let fixed = || self.0.fixed.iter().flatten();
-                for (name, value) in self.0.meta.iter().filter(|(name, _)| !fixed().any(|(f, _)| f == name)) {
-                    map.serialize_entry(name, value)?;
-                }
-                for (name, value) in fixed() {
-                    map.serialize_entry(name, value)?;
-                }
+                map.serialize_entry("_meta", &Meta { meta: self.0.meta, fixed: &self.0.fixed })?;
                 map.end()
             }
         }
@@ -79,8 +65,8 @@ impl Serialize for Message<'_> {
 
 impl Client {
     /// Calls the tool `name` with `arguments` (a JSON object's text, sent as it is) for a caller
-    /// that declared `capabilities`, and returns the result's text, in the 2026-07-28 era. The request is the one [`call_tool_raw`](Self::call_tool_raw) would send for
-    /// a call with no hooks (`_meta` with `capabilities` and this client's identity; the same
+    /// that declared `capabilities`, and returns the result's text, in the 2026-07-28 era. The
+    /// request is the one [`call_tool_raw`](Self::call_tool_raw) would send for a call with no hooks (`_meta` with `capabilities` and this client's identity; the same
     /// headers, span and metrics), without decoding the arguments.
     ///
     /// A task the server makes of the call is followed to its result, as `call_tool_raw` follows

@@ -4,14 +4,13 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use futures::StreamExt as _;
 use mcp_types::{RawResult, Tool};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::dynamic::{AnswerFuture, RelayFuture, ToolAnswer, ToolFuture, ToolSource};
 use crate::routes::{ToolRoute, text_result};
-use crate::server::typed::differential::mutate;
+use crate::server::typed::differential::{drain, mirrors_of, mutate, session};
 
 /// A source that answers every tool with its name and arguments, the same text either way, and
 /// records which way each call came.
@@ -63,31 +62,37 @@ impl ToolSource for Echo {
     }
 }
 
+/// A source that relays every call, answering it with no content, and records what each carried:
+/// its arguments' text and the scopes of its principal's token.
+#[derive(Default)]
+struct Seen(Mutex<Vec<(Option<String>, Vec<String>)>>);
+
+impl ToolSource for Seen {
+    fn tools(&self, _: &Principal) -> Arc<[Tool]> {
+        Arc::new([])
+    }
+
+    fn call(&self, _: Context, _: CallToolRequestParams) -> ToolFuture {
+        unreachable!("relayed")
+    }
+
+    fn relays(&self) -> bool {
+        true
+    }
+
+    fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
+        let scopes = call.principal.token().map(|t| t.scopes.clone()).unwrap_or_default();
+        self.0.lock().unwrap().push((call.arguments.map(|a| a.get().to_owned()), scopes));
+        Box::pin(std::future::ready(Ok(Relayed::Result(RawResult::from_text("{\"content\":[]}".into()).unwrap()))))
+    }
+}
+
 fn server(source: Arc<Echo>) -> Server {
     let route =
         ToolRoute::raw(Tool::new(serde_json::from_value(json!({"type": "object"})).unwrap(), "route"), |_, _| async {
             Ok::<_, Error>(text_result("route"))
         });
     Server::builder("relay", "0.0.0").tool(route).tool_source(source).build().unwrap()
-}
-
-async fn drain(reply: Option<Reply>) -> Vec<String> {
-    let Some(mut reply) = reply else { return Vec::new() };
-    let mut out = Vec::new();
-    while let Some(message) = reply.next().await {
-        out.push(message.json);
-    }
-    out
-}
-
-fn mirrors_of(message: &Value) -> Mirrors<'static> {
-    let text = |value: &Value| value.as_str().map(|s| Cow::Owned(s.to_owned()));
-    Mirrors {
-        protocol_version: Some("2026-07-28".into()),
-        method: text(&message["method"]),
-        name: text(&message["params"]["name"]),
-        params: Vec::new(),
-    }
 }
 
 fn call(name: &str, params: Value) -> Value {
@@ -100,20 +105,11 @@ fn call(name: &str, params: Value) -> Value {
 
 /// The answers of a relaying server and of one that does not relay, and the ways the call came.
 async fn both(text: &str, mirrors: Option<&Mirrors<'_>>, legacy: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let session = |server: &Server| {
-        let session = Session::new();
-        if legacy {
-            let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-                "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
-            drop(server.handle_value(&session, initialize, None));
-        }
-        session
-    };
     let relaying = Arc::new(Echo { relays: true, ..Echo::default() });
     let usual = Arc::new(Echo::default());
     let (with_relay, without) = (server(Arc::clone(&relaying)), server(Arc::clone(&usual)));
-    let relayed = drain(with_relay.handle_bytes(&session(&with_relay), text.as_bytes(), mirrors)).await;
-    let served = drain(without.handle_bytes(&session(&without), text.as_bytes(), mirrors)).await;
+    let relayed = drain(with_relay.handle_bytes(&session(&with_relay, legacy), text.as_bytes(), mirrors)).await;
+    let served = drain(without.handle_bytes(&session(&without, legacy), text.as_bytes(), mirrors)).await;
     let ways = relaying.ways.lock().unwrap().clone();
     (relayed, served, ways)
 }
@@ -136,7 +132,8 @@ async fn a_relayed_call_is_answered_as_the_usual_way_answers_it() {
     {
         let mut inputs = vec![message.to_string()];
         inputs.extend(mutate::mutants(message).into_iter().map(|m| m.text));
-        let mirrors = with_mirrors.then(|| mirrors_of(message));
+        let version = if legacy_session { "2025-11-25" } else { "2026-07-28" };
+        let mirrors = with_mirrors.then(|| mirrors_of(message, version));
         for text in inputs {
             cases += 1;
             let (answers, usual, ways) = both(&text, mirrors.as_ref(), legacy_session).await;
@@ -198,7 +195,7 @@ async fn the_lane_takes_only_what_it_may() {
     with_capabilities.push(("the tasks extension", tasks, false));
     for (what, message, taken) in cases.into_iter().chain(with_capabilities) {
         let text = message.to_string();
-        for mirrors in [None, Some(mirrors_of(&message))] {
+        for mirrors in [None, Some(mirrors_of(&message, "2026-07-28"))] {
             let (answers, usual, ways) = both(&text, mirrors.as_ref(), false).await;
             assert_eq!(answers, usual, "{what}: {text}");
             assert_eq!(ways.iter().any(|way| way.starts_with("relay")), taken, "{what}: {ways:?}");
@@ -209,7 +206,7 @@ async fn the_lane_takes_only_what_it_may() {
         }
     }
     // A header that does not match its member: refused as the usual way refuses it.
-    let mut mirrors = mirrors_of(&eligible);
+    let mut mirrors = mirrors_of(&eligible, "2026-07-28");
     mirrors.name = Some("other".into());
     let (answers, usual, ways) = both(&eligible.to_string(), Some(&mirrors), false).await;
     assert_eq!(answers, usual);
@@ -274,30 +271,14 @@ async fn a_legacy_session_relays_only_what_its_handshake_allows() {
 
 #[tokio::test]
 async fn the_arguments_reach_the_source_as_the_caller_wrote_them() {
-    struct Exact(Mutex<Option<String>>);
-    impl ToolSource for Exact {
-        fn tools(&self, _: &Principal) -> Arc<[Tool]> {
-            Arc::new([])
-        }
-        fn call(&self, _: Context, _: CallToolRequestParams) -> ToolFuture {
-            unreachable!("relayed")
-        }
-        fn relays(&self) -> bool {
-            true
-        }
-        fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
-            *self.0.lock().unwrap() = call.arguments.map(|a| a.get().to_owned());
-            Box::pin(std::future::ready(Ok(Relayed::Result(RawResult::from_text("{\"content\":[]}".into()).unwrap()))))
-        }
-    }
-    let source = Arc::new(Exact(Mutex::new(None)));
+    let source = Arc::new(Seen::default());
     let server = Server::builder("exact", "0.0.0").tool_source(source.clone()).build().unwrap();
     let arguments = r#"{"b": 1.50,  "a": 123456789012345678901234567890, "s": "\u00e9"}"#;
     let text = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
     );
     let answers = drain(server.handle_bytes(&Session::new(), text.as_bytes(), None)).await;
-    assert_eq!(source.0.lock().unwrap().as_deref(), Some(arguments));
+    assert_eq!(source.0.lock().unwrap()[0].0.as_deref(), Some(arguments));
     let answer: Value = serde_json::from_str(&answers[0]).unwrap();
     assert_eq!((&answer["result"]["resultType"], &answer["result"]["content"]), (&json!("complete"), &json!([])));
 }
@@ -330,28 +311,12 @@ async fn a_server_with_middleware_does_not_relay() {
 #[tokio::test]
 async fn a_relayed_call_carries_the_token_of_the_latest_request() {
     use crate::principal::VerifiedToken;
-    struct Scopes(Mutex<Vec<Vec<String>>>);
-    impl ToolSource for Scopes {
-        fn tools(&self, _: &Principal) -> Arc<[Tool]> {
-            Arc::new([])
-        }
-        fn call(&self, _: Context, _: CallToolRequestParams) -> ToolFuture {
-            unreachable!("relayed")
-        }
-        fn relays(&self) -> bool {
-            true
-        }
-        fn relay(&self, call: RelayCall<'_>) -> RelayFuture {
-            self.0.lock().unwrap().push(call.principal.token().map(|t| t.scopes.clone()).unwrap_or_default());
-            Box::pin(std::future::ready(Ok(Relayed::Result(RawResult::from_text("{\"content\":[]}".into()).unwrap()))))
-        }
-    }
     let token = |scopes: &[&str]| VerifiedToken {
         subject: Some("alice".into()),
         scopes: scopes.iter().map(|s| s.to_string()).collect(),
         ..Default::default()
     };
-    let source = Arc::new(Scopes(Mutex::new(Vec::new())));
+    let source = Arc::new(Seen::default());
     let server = Server::builder("scopes", "0.0.0").tool_source(source.clone()).build().unwrap();
     let session = Session::with_principal(Principal::from_token(token(&["read"])));
     let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
@@ -361,7 +326,8 @@ async fn a_relayed_call_carries_the_token_of_the_latest_request() {
     drain(server.handle_bytes(&session, call.as_bytes(), None)).await;
     session.authorized(Some(&Arc::new(token(&["read", "write"]))));
     drain(server.handle_bytes(&session, call.as_bytes(), None)).await;
-    assert_eq!(*source.0.lock().unwrap(), [vec!["read".to_owned()], vec!["read".to_owned(), "write".to_owned()]]);
+    let scopes: Vec<Vec<String>> = source.0.lock().unwrap().iter().map(|(_, scopes)| scopes.clone()).collect();
+    assert_eq!(scopes, [vec!["read".to_owned()], vec!["read".to_owned(), "write".to_owned()]]);
 }
 
 /// A request of another method with the same params as a call (`prompts/get`) is not read by

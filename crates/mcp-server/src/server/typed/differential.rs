@@ -77,7 +77,7 @@ fn examples() -> Vec<Value> {
     out
 }
 
-async fn drain(reply: Option<Reply>) -> Vec<String> {
+pub(crate) async fn drain(reply: Option<Reply>) -> Vec<String> {
     let Some(mut reply) = reply else { return Vec::new() };
     let long_lived = reply.is_long_lived();
     let mut out = Vec::new();
@@ -91,7 +91,7 @@ async fn drain(reply: Option<Reply>) -> Vec<String> {
 }
 
 /// A session as each case needs it: fresh, or after a legacy `initialize`.
-fn session(server: &Server, legacy: bool) -> Arc<Session> {
+pub(crate) fn session(server: &Server, legacy: bool) -> Arc<Session> {
     let session = Session::new();
     if legacy {
         let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
@@ -101,7 +101,7 @@ fn session(server: &Server, legacy: bool) -> Arc<Session> {
     session
 }
 
-fn mirrors_of(message: &Value, version: &str) -> Mirrors<'static> {
+pub(crate) fn mirrors_of(message: &Value, version: &str) -> Mirrors<'static> {
     let params = &message["params"];
     let name = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str);
     Mirrors {
