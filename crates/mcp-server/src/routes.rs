@@ -28,10 +28,13 @@ type ToolFn = Arc<dyn Fn(Context, ToolArguments<'_>) -> BoxFuture<Result<CallToo
 
 /// A call's arguments for a tool route's handler: given to it, or lent while its future is made
 /// when the server needs them afterwards (a modern call's `requestState` binding, made only if
-/// the handler asks for input). A typed handler decodes either without a copy of the object.
+/// the handler asks for input), or lent as the request's text (an object the exact decode would
+/// read as serde_json does: see `server::lane`). A typed handler decodes any of them without a
+/// copy of the object.
 pub(crate) enum ToolArguments<'a> {
     Given(Value),
     Lent(&'a Value),
+    Text(&'a str),
 }
 type ReadFn =
     Arc<dyn Fn(Context, String) -> BoxFuture<Result<Vec<ReadResourceResultContentsItem>, Error>> + Send + Sync>;
@@ -200,6 +203,13 @@ impl ToolRoute {
             let decoded = match arguments {
                 ToolArguments::Given(arguments) => serde_json::from_value(arguments),
                 ToolArguments::Lent(arguments) => A::deserialize(arguments),
+                // Straight from the text; what that refuses is decoded again as the object the
+                // other ways build (a member given twice is then the last one), and refused, if
+                // it is, in the same words.
+                ToolArguments::Text(text) => serde_json::from_str(text).or_else(|_| {
+                    let object: Value = serde_json::from_str(text).unwrap_or_default();
+                    A::deserialize(&object)
+                }),
             };
             let arguments: A = match decoded {
                 Ok(arguments) => arguments,
@@ -236,9 +246,14 @@ impl ToolRoute {
         let handler = Arc::new(handler);
         let handler: ToolFn = Arc::new(move |ctx, arguments| {
             let arguments = match arguments {
-                ToolArguments::Given(Value::Object(arguments)) => arguments,
-                ToolArguments::Lent(Value::Object(arguments)) => arguments.clone(),
-                _ => return Box::pin(std::future::ready(Ok(error_result("Invalid arguments: expected an object")))),
+                ToolArguments::Given(Value::Object(arguments)) => Some(arguments),
+                ToolArguments::Lent(Value::Object(arguments)) => Some(arguments.clone()),
+                ToolArguments::Text(text) => serde_json::from_str(text).ok(),
+                _ => None,
+            };
+            let arguments = match arguments {
+                Some(arguments) => arguments,
+                None => return Box::pin(std::future::ready(Ok(error_result("Invalid arguments: expected an object")))),
             };
             let handler = Arc::clone(&handler);
             Box::pin(async move { handler(ctx, arguments).await.map(IntoToolResult::into_tool_result) })

@@ -46,6 +46,7 @@ use typed::{Source, Typed};
 mod builder;
 mod decoded;
 mod handshake;
+mod lane;
 mod legacy_wire;
 mod listen;
 mod lists;
@@ -150,7 +151,9 @@ pub(crate) enum Decoded {
     ListResources(Listing),
     ListTemplates(Listing),
     ListPrompts(Listing),
-    CallTool(CallToolRequestParams),
+    /// A tool call; its arguments are still the request's text when the lane read it
+    /// (`server::lane`), and `params.arguments` is then `None` until [`arguments_read`] reads them.
+    CallTool(CallToolRequestParams, Option<Box<serde_json::value::RawValue>>),
     Read(ReadResourceRequestParams),
     GetPrompt(GetPromptRequestParams),
     Complete(CompleteRequestParams),
@@ -402,18 +405,21 @@ impl Server {
         &self,
         session: &Arc<Session>,
         id: &RequestId,
-        version: &'static str,
+        version: Cow<'static, str>,
         call: Decoded,
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
-        if let (Decoded::CallTool(params), Some(mirrors)) = (&call, mirrors)
+        if let (Decoded::CallTool(params, text), Some(mirrors)) = (&call, mirrors)
             && let Some(expected) = self.mirrored_params(&params.name, session)
         {
-            let arguments = params.arguments.clone().map(Value::Object).unwrap_or_default();
+            let arguments = match text {
+                Some(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+                None => params.arguments.clone().map(Value::Object).unwrap_or_default(),
+            };
             headers::check_params(mirrors, &expected, &arguments)
                 .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        Ok(self.dispatch(session, id.clone(), Era::Modern, Cow::Borrowed(version), call))
+        Ok(self.dispatch(session, id.clone(), Era::Modern, version, call))
     }
 
     /// Whether this server serves a method of the generated `ClientRequest` (every other method
@@ -471,7 +477,7 @@ impl Server {
     /// the arguments); any other is copied, as layers, route middleware and sources get the
     /// params whole.
     fn request_meta(&self, call: &mut Decoded) -> RequestMetaObject {
-        if let Decoded::CallTool(params) = call
+        if let Decoded::CallTool(params, _) = call
             && self.handler_sees_only_arguments(&params.name)
         {
             return std::mem::take(&mut params.meta);

@@ -7,10 +7,22 @@
 //! still gets exactly its Rust type or a tool error saying why not, from serde; a
 //! `ToolRoute::raw` handler receives any JSON object.
 
-/// A compiled `inputSchema`.
+/// A compiled `inputSchema`; none for one that every object meets (`{"type": "object"}` and
+/// annotations), whose check could find nothing.
 pub(crate) struct ArgumentValidator {
     #[cfg(feature = "validation")]
-    validator: jsonschema::Validator,
+    validator: Option<jsonschema::Validator>,
+}
+
+/// Whether `schema` is met by every JSON object: `"type": "object"` and nothing else that
+/// constrains a value.
+#[cfg(feature = "validation")]
+fn any_object(schema: &serde_json::Value) -> bool {
+    const ANNOTATIONS: [&str; 6] = ["$schema", "title", "description", "$comment", "examples", "default"];
+    schema.as_object().is_some_and(|members| {
+        members.get("type").and_then(serde_json::Value::as_str) == Some("object")
+            && members.keys().all(|key| key == "type" || ANNOTATIONS.contains(&key.as_str()))
+    })
 }
 
 impl ArgumentValidator {
@@ -19,8 +31,11 @@ impl ArgumentValidator {
     pub(crate) fn new(schema: &serde_json::Value) -> Result<Self, String> {
         #[cfg(feature = "validation")]
         {
+            if any_object(schema) {
+                return Ok(ArgumentValidator { validator: None });
+            }
             let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
-            Ok(ArgumentValidator { validator })
+            Ok(ArgumentValidator { validator: Some(validator) })
         }
         #[cfg(not(feature = "validation"))]
         {
@@ -29,15 +44,25 @@ impl ArgumentValidator {
         }
     }
 
+    /// Whether a call's arguments are checked (with the `validation` feature): then they are read
+    /// into a `Value` before the handler's own decode.
+    pub(crate) fn checks(&self) -> bool {
+        #[cfg(feature = "validation")]
+        {
+            self.validator.is_some()
+        }
+        #[cfg(not(feature = "validation"))]
+        {
+            false
+        }
+    }
+
     /// Up to five problems with `arguments`, each with where it is.
     pub(crate) fn problems(&self, arguments: &serde_json::Value) -> Vec<String> {
         #[cfg(feature = "validation")]
         {
-            self.validator
-                .iter_errors(arguments)
-                .map(|e| at_pointer(&e.instance_path().to_string(), &e))
-                .take(5)
-                .collect()
+            let Some(validator) = &self.validator else { return Vec::new() };
+            validator.iter_errors(arguments).map(|e| at_pointer(&e.instance_path().to_string(), &e)).take(5).collect()
         }
         #[cfg(not(feature = "validation"))]
         {

@@ -11,7 +11,7 @@ impl Decoded {
             Decoded::ListResources(_) => "resources/list",
             Decoded::ListTemplates(_) => "resources/templates/list",
             Decoded::ListPrompts(_) => "prompts/list",
-            Decoded::CallTool(_) => "tools/call",
+            Decoded::CallTool(..) => "tools/call",
             Decoded::Read(_) => "resources/read",
             Decoded::GetPrompt(_) => "prompts/get",
             Decoded::Complete(_) => "completion/complete",
@@ -27,7 +27,7 @@ impl Decoded {
 
     pub(super) fn target(&self) -> Option<&str> {
         match self {
-            Decoded::CallTool(p) => Some(&p.name),
+            Decoded::CallTool(p, _) => Some(&p.name),
             Decoded::Read(p) => Some(&p.uri),
             Decoded::GetPrompt(p) => Some(&p.name),
             Decoded::GetSkill(uri) => Some(uri),
@@ -40,7 +40,7 @@ impl Decoded {
 /// A copy of the `_meta` of a request that carries one; an empty one for the rest.
 pub(super) fn call_meta(call: &Decoded) -> RequestMetaObject {
     match call {
-        Decoded::CallTool(p) => p.meta.clone(),
+        Decoded::CallTool(p, _) => p.meta.clone(),
         Decoded::Read(p) => p.meta.clone(),
         Decoded::GetPrompt(p) => p.meta.clone(),
         Decoded::Complete(p) => p.meta.clone(),
@@ -58,4 +58,18 @@ pub(super) fn call_meta(call: &Decoded) -> RequestMetaObject {
         | Decoded::GetSkill(_)
         | Decoded::ReadDirectory(_) => RequestMetaObject::default(),
     }
+}
+
+/// A tool call's params with its arguments read, when the lane left them as text: as the
+/// generated decode reads them (the lane takes only text that serde_json reads the same way).
+pub(super) fn arguments_read(
+    mut params: CallToolRequestParams,
+    text: Option<Box<serde_json::value::RawValue>>,
+) -> Result<CallToolRequestParams, Error> {
+    if let Some(text) = text {
+        let arguments = serde_json::from_str(text.get())
+            .map_err(|e| Error::invalid_params(format!("Invalid params: at `arguments`: {e}")))?;
+        params.arguments = Some(arguments);
+    }
+    Ok(params)
 }

@@ -9,6 +9,7 @@ use crate::dynamic::ToolAnswer;
 use crate::message::Stop;
 use crate::routes::ToolArguments;
 use crate::telemetry::Operation;
+use serde_json::value::RawValue;
 
 impl Server {
     /// Runs a handler: its first step here, and the rest, if it waits for anything, as the
@@ -115,7 +116,7 @@ impl Server {
         // open a state, or to seal one. The legacy wire has neither.
         let modern = era == Era::Modern;
         let (state, responses) = match &call {
-            Decoded::CallTool(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
+            Decoded::CallTool(p, _) => (p.request_state.as_deref(), p.input_responses.as_ref()),
             Decoded::GetPrompt(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
             Decoded::Read(p) => (p.request_state.as_deref(), p.input_responses.as_ref()),
             _ => (None, None),
@@ -128,7 +129,7 @@ impl Server {
             Err(error) => return Outgoing::error(Some(id), &error),
         };
         let may_become_task = match &call {
-            Decoded::CallTool(params) => {
+            Decoded::CallTool(params, _) => {
                 era == Era::Modern
                     && ext::declares(&meta.client_capabilities, TASKS)
                     && self.task_support(&params.name) != TaskSupport::Forbidden
@@ -138,7 +139,7 @@ impl Server {
         // A plain tool route lends the handler its arguments, so the binding can be made from them
         // if the handler asks for input; anything else that may need one copies them now.
         let lends_arguments = match &call {
-            Decoded::CallTool(p) => !may_become_task && self.handler_sees_only_arguments(&p.name),
+            Decoded::CallTool(p, _) => !may_become_task && self.handler_sees_only_arguments(&p.name),
             _ => false,
         };
         if modern && binding.is_none() && !lends_arguments {
@@ -162,10 +163,14 @@ impl Server {
             task: Default::default(),
             task_now: Default::default(),
         });
-        let is_tool = matches!(call, Decoded::CallTool(_));
+        let is_tool = matches!(call, Decoded::CallTool(..));
         let outcome: Result<Outgoing, Error> = match (call, &self.inner.layer) {
-            (Decoded::CallTool(params), _) if may_become_task => {
+            (Decoded::CallTool(params, text), _) if may_become_task => {
                 // Served inline until the handler first waits; then the call becomes a task.
+                let params = match decoded::arguments_read(params, text) {
+                    Ok(params) => params,
+                    Err(error) => return self.respond_error(id, era, true, error),
+                };
                 let server = self.clone();
                 let handler_ctx = ctx.clone();
                 let handler_id = id.clone();
@@ -199,10 +204,10 @@ impl Server {
             // Without middleware each handler is awaited right here, on the decoded params: no
             // async level and no copy of the params more than before layers existed (this
             // future is moved whole into its box, so its size is paid on every request).
-            (Decoded::CallTool(mut params), None) => {
-                let outcome = self.call_tool(id, ctx.clone(), &mut params, true).await;
+            (Decoded::CallTool(mut params, text), None) => {
+                let outcome = self.call_tool(id, ctx.clone(), &mut params, text.as_deref(), true).await;
                 if modern && binding.is_none() && matches!(outcome, Err(Error::InputRequired(_))) {
-                    binding = Binding::of(&Decoded::CallTool(params));
+                    binding = Binding::of(&Decoded::CallTool(params, text));
                 }
                 outcome.map(|answer| match answer {
                     ToolAnswer::Decoded(result) => self.respond_tool(id, era, result),
@@ -222,7 +227,10 @@ impl Server {
                 .map(|completion| self.respond(id, era, CompleteResult::new(completion))),
             (call, Some(service)) => {
                 let call = match call {
-                    Decoded::CallTool(params) => McpCall::CallTool(params),
+                    Decoded::CallTool(params, text) => match decoded::arguments_read(params, text) {
+                        Ok(params) => McpCall::CallTool(params),
+                        Err(error) => return self.respond_error(id, era, true, error),
+                    },
                     Decoded::Read(params) => McpCall::ReadResource(params),
                     Decoded::GetPrompt(params) => McpCall::GetPrompt(params),
                     Decoded::Complete(params) => McpCall::Complete(params),
@@ -293,7 +301,7 @@ impl Server {
     pub(super) async fn serve_call(&self, id: RequestId, ctx: Context, call: McpCall) -> Result<McpResponse, Error> {
         Ok(match call {
             McpCall::CallTool(mut params) => {
-                McpResponse::CallTool(self.call_tool(&id, ctx, &mut params, false).await?.decode()?)
+                McpResponse::CallTool(self.call_tool(&id, ctx, &mut params, None, false).await?.decode()?)
             }
             McpCall::ReadResource(params) => McpResponse::ReadResource(self.read(&id, ctx, params).await?),
             McpCall::GetPrompt(params) => McpResponse::GetPrompt(self.get_prompt(&id, ctx, params).await?),
@@ -387,6 +395,8 @@ impl Server {
 
     /// Calls a tool. A route without middleware is lent the arguments on the modern wire and
     /// they are put back in `params` (a binding may be made from them); anything else takes them.
+    /// `text`: the arguments as the request wrote them, when the lane left them unread (a route
+    /// that checks nothing against a schema is lent the text; anything else reads it first).
     /// `writes_out`: the result goes straight out (no middleware reads it), so a tool source may
     /// answer with its text ([`ToolSource::answer`]).
     async fn call_tool(
@@ -394,9 +404,17 @@ impl Server {
         id: &RequestId,
         ctx: Context,
         params: &mut CallToolRequestParams,
+        text: Option<&RawValue>,
         writes_out: bool,
     ) -> Result<ToolAnswer, Error> {
+        let read_text = |params: &mut CallToolRequestParams| match text {
+            Some(text) => serde_json::from_str(text.get())
+                .map(|arguments| params.arguments = Some(arguments))
+                .map_err(|e| Error::invalid_params(format!("Invalid params: at `arguments`: {e}"))),
+            None => Ok(()),
+        };
         let Some(entry) = self.tool(&params.name) else {
+            read_text(params)?;
             return match &self.inner.tool_source {
                 Some(source) => {
                     let support = source.task_support(&params.name);
@@ -423,6 +441,16 @@ impl Server {
         if let Some(refusal) = task_refusal(&ctx, entry.route.task_support, &params.name) {
             return Err(refusal);
         }
+        if let Some(text) = text
+            && entry.route.service.is_none()
+            && !entry.validator.checks()
+        {
+            let may_become_task = ctx.may_become_task();
+            let running = (entry.route.handler)(ctx, ToolArguments::Text(text.get()));
+            let result = if may_become_task { running.await } else { handler(running).await };
+            return result.map(ToolAnswer::Decoded);
+        }
+        read_text(params)?;
         let given = params.arguments.take();
         let had_arguments = given.is_some();
         let arguments = given.map(Value::Object).unwrap_or_else(|| json!({}));
@@ -624,10 +652,13 @@ impl Binding {
     /// The binding of a request that can carry a `requestState`.
     fn of(call: &Decoded) -> Option<Binding> {
         Some(match call {
-            Decoded::CallTool(p) => Binding {
+            Decoded::CallTool(p, text) => Binding {
                 method: "tools/call",
                 target: p.name.clone(),
-                arguments: p.arguments.clone().map(Value::Object).unwrap_or_default(),
+                arguments: match text {
+                    Some(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+                    None => p.arguments.clone().map(Value::Object).unwrap_or_default(),
+                },
             },
             Decoded::GetPrompt(p) => Binding {
                 method: "prompts/get",

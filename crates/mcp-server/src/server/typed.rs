@@ -15,6 +15,7 @@
 //! eras (JSON-RPC responses to the server's requests, legacy `completion/complete` and extension
 //! methods) goes to the `Value` walk, which words each refusal exactly as before.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use mcp_types::v2025_11_25 as legacy;
@@ -85,7 +86,7 @@ impl Server {
 
     fn typed_modern(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
         if let Source::Bytes(bytes) = source
-            && let Some(reply) = self.relayed(session, bytes, mirrors, Era::Modern)
+            && let Some(reply) = self.lane(session, bytes, mirrors, Era::Modern)
         {
             return Typed::Done(Some(reply));
         }
@@ -124,7 +125,7 @@ impl Server {
         let id = request.id().clone();
         let served = self.check_modern(&view.view, mirrors).and_then(|version| {
             let call = self.modern_call(request)?;
-            self.serve_modern(session, &id, version, call, mirrors)
+            self.serve_modern(session, &id, Cow::Borrowed(version), call, mirrors)
         });
         Typed::Done(Some(match served {
             Ok(reply) => reply,
@@ -143,7 +144,7 @@ impl Server {
         Ok(match request {
             ClientRequest::Discover(_) => Decoded::Discover,
             ClientRequest::ListTools(r) => Decoded::ListTools(Listing { cursor: r.params.cursor, meta: r.params.meta }),
-            ClientRequest::CallTool(r) => Decoded::CallTool(r.params),
+            ClientRequest::CallTool(r) => Decoded::CallTool(r.params, None),
             ClientRequest::ListResources(r) => {
                 Decoded::ListResources(Listing { cursor: r.params.cursor, meta: r.params.meta })
             }
@@ -170,7 +171,7 @@ impl Server {
     fn typed_legacy(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
         if let Source::Bytes(bytes) = source
             && session.is_initialized_legacy()
-            && let Some(reply) = self.relayed(session, bytes, mirrors, Era::Legacy)
+            && let Some(reply) = self.lane(session, bytes, mirrors, Era::Legacy)
         {
             return Typed::Done(Some(reply));
         }
@@ -272,7 +273,7 @@ impl Server {
                 let mut params = mcp_types::CallToolRequestParams::new(handshake.meta(token, extra), p.name);
                 params.arguments = p.arguments;
                 params.extra = p.extra;
-                Decoded::CallTool(params)
+                Decoded::CallTool(params, None)
             }
             legacy::ClientRequest::ReadResource(r) => {
                 let p = r.params;

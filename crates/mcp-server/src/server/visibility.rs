@@ -73,7 +73,7 @@ impl Server {
     pub(super) fn target_label<'a>(&self, call: &'a Decoded, caller: &Principal) -> Option<&'a str> {
         let target = call.target()?;
         let exists = match call {
-            Decoded::CallTool(params) => {
+            Decoded::CallTool(params, _) => {
                 self.tool(&params.name).is_some()
                     || self.inner.tool_source.as_ref().is_some_and(|source| source.lists_tool(&params.name, caller))
             }

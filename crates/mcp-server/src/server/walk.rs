@@ -116,7 +116,7 @@ impl Server {
         };
         let version = self.check_modern(&view, mirrors)?;
         let call = self.decode(id, method, params)?;
-        self.serve_modern(session, id, version, call, mirrors)
+        self.serve_modern(session, id, Cow::Borrowed(version), call, mirrors)
     }
 
     /// Decodes a request the typed path left to the `Value` walk through the same generated

@@ -1,0 +1,239 @@
+//! The lane of a `tools/call`: the request is read only as far as the server's checks need (the
+//! envelope, the tool's name and `_meta`, borrowed from the body in one pass), and its arguments
+//! stay text. It is checked as the typed path checks it (the same functions). Then:
+//! - a call of a tool route is served the typed path's way (the same dispatch, span, context and
+//!   handler) with its arguments lent to the handler as text, which it decodes straight into its
+//!   type: no `Value` is built for them (middleware, a schema check with the `validation`
+//!   feature, or a call that may become a task has them read into the params first);
+//! - a call the tool source relays goes to [`Server::relayed`] (`relay.rs`).
+//!
+//! A request the lane does not take is served by the typed path, which refuses what the lane's
+//! checks refused, in its own words.
+
+use mcp_types::JsonObject;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::*;
+use crate::server::refusals::{MetaView, ModernView};
+
+#[cfg(test)]
+mod tests;
+
+/// The envelope of a request, read in the same pass as its params (which a method other than
+/// `tools/call` seldom has the shape of). Any other member, or one given twice, and the lane
+/// leaves the request to the typed path.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a, P> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    id: RequestId,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    params: P,
+}
+
+/// The params of a `tools/call` the lane takes: nothing but these three (no `inputResponses`, no
+/// `requestState`, no task). `_meta` is the request's own in the 2026-07-28 era; on a legacy
+/// session, an object of members no revision defines, or none.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params<'a, M> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    /// `null` too is kept, as text: only an object is taken.
+    #[serde(borrow, default, deserialize_with = "present")]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta")]
+    meta: M,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// A checked `tools/call`, as the lane read it.
+pub(super) struct LaneCall<'a> {
+    pub(super) id: RequestId,
+    pub(super) name: Cow<'a, str>,
+    pub(super) arguments: Option<&'a RawValue>,
+    /// The request's `_meta`; a legacy session's is built from what its handshake declared.
+    pub(super) meta: RequestMetaObject,
+    pub(super) version: Cow<'static, str>,
+    /// A legacy session has set a log level (`logging/setLevel`).
+    pub(super) logs: bool,
+}
+
+impl Server {
+    /// The reply to a `tools/call` the lane takes; `None` for a request it leaves to the typed
+    /// path. A legacy request is taken only on a session its handshake opened.
+    pub(super) fn lane(
+        &self,
+        session: &Arc<Session>,
+        bytes: &[u8],
+        mirrors: Option<&Mirrors>,
+        era: Era,
+    ) -> Option<Reply> {
+        #[cfg(test)]
+        if tests::CLOSED.with(std::cell::Cell::get) {
+            return None;
+        }
+        let relays = self.inner.tool_source.as_ref().is_some_and(|source| source.relays());
+        if self.inner.tools.is_empty() && !relays {
+            return None;
+        }
+        let text = std::str::from_utf8(bytes).ok()?;
+        // Any other method is not read twice: a `prompts/get` has the same params, a list's fail
+        // late. (A method name written with escapes is left to the typed path.)
+        if !text.contains("\"tools/call\"") {
+            return None;
+        }
+        let call = self.lane_call(session, text, mirrors, era)?;
+        if self.tool(&call.name).is_some() {
+            return self.routed(session, call, mirrors, era);
+        }
+        if relays { self.relayed(session, call, mirrors, era) } else { None }
+    }
+
+    fn lane_call<'a>(
+        &self,
+        session: &Session,
+        text: &'a str,
+        mirrors: Option<&Mirrors>,
+        era: Era,
+    ) -> Option<LaneCall<'a>> {
+        let is_call = |jsonrpc: &str, method: &str| jsonrpc == "2.0" && method == "tools/call";
+        match era {
+            Era::Modern => {
+                let envelope: Envelope<'_, Params<'_, RequestMetaObject>> = serde_json::from_str(text).ok()?;
+                if !is_call(&envelope.jsonrpc, &envelope.method) {
+                    return None;
+                }
+                let params = envelope.params;
+                let view = ModernView {
+                    method: "tools/call",
+                    meta: Some(MetaView { version: Some(&params.meta.protocol_version), capabilities: true }),
+                    name: Some(&params.name),
+                };
+                let version = Cow::Borrowed(self.check_modern(&view, mirrors).ok()?);
+                let (id, name, arguments, meta) = (envelope.id, params.name, params.arguments, params.meta);
+                Some(LaneCall { id, name, arguments, meta, version, logs: false })
+            }
+            Era::Legacy => {
+                let envelope: Envelope<'_, Params<'_, Option<JsonObject>>> = serde_json::from_str(text).ok()?;
+                if !is_call(&envelope.jsonrpc, &envelope.method) {
+                    return None;
+                }
+                let params = envelope.params;
+                let extra = params.meta.unwrap_or_default();
+                // Members a revision defines: the typed path reads (or refuses) them.
+                if extra.keys().any(|key| key.starts_with("io.modelcontextprotocol/") || key == "progressToken") {
+                    return None;
+                }
+                let handshake = session.read_legacy(|legacy| {
+                    let version = legacy.version.clone()?;
+                    let logs = legacy.log_level.is_some();
+                    Some((version, legacy.client_capabilities.clone(), legacy.client_info.clone(), logs))
+                })?;
+                let (version, capabilities, info, logs) = handshake;
+                let meta = RequestMetaObject {
+                    client_capabilities: Box::new(capabilities),
+                    client_info: info.map(Box::new),
+                    log_level: None,
+                    protocol_version: version,
+                    progress_token: None,
+                    extra,
+                };
+                let version = super::settled_version(&meta.protocol_version);
+                let (id, name, arguments) = (envelope.id, params.name, params.arguments);
+                Some(LaneCall { id, name, arguments, meta, version, logs })
+            }
+        }
+    }
+
+    /// A call of a tool route, served as the typed path serves it, with its arguments as text;
+    /// `None` when they are not text that serde_json reads as the typed decode does
+    /// ([`reads_as_decoded`]). Where the text is not lent to the handler (middleware, a schema to
+    /// check, a call that may become a task), `run` reads it into the params first.
+    fn routed(&self, session: &Arc<Session>, call: LaneCall<'_>, mirrors: Option<&Mirrors>, era: Era) -> Option<Reply> {
+        if !call.arguments.is_none_or(|arguments| reads_as_decoded(arguments.get())) {
+            return None;
+        }
+        #[cfg(test)]
+        tests::TAKEN.with(|taken| taken.set(taken.get() + 1));
+        let params = CallToolRequestParams::new(call.meta, call.name.into_owned());
+        let decoded = Decoded::CallTool(params, call.arguments.map(RawValue::to_owned));
+        Some(match era {
+            Era::Modern => match self.serve_modern(session, &call.id, call.version, decoded, mirrors) {
+                Ok(reply) => reply,
+                Err(Rejection(error, disposition)) => {
+                    crate::telemetry::refused_with(&error);
+                    Reply::ready(Outgoing::error_as(Some(&call.id), &error, disposition))
+                }
+            },
+            Era::Legacy => self.dispatch(session, call.id, Era::Legacy, call.version, decoded),
+        })
+    }
+}
+
+/// Whether `text` (one JSON value, already read as JSON) is an object that serde_json reads into
+/// the same value as the generated decode of a free-form member does (`mcp_types`' `FreeForm`),
+/// so that a handler may decode it straight into its type. That decode reads a number by its
+/// literal where serde_json's `f64` is ambiguous; so none is taken with an exponent, more than 18
+/// integer digits or a negative zero. serde_json checks a `\u` escape of a surrogate only when it
+/// reads the string, and nesting only when it builds a value: none of those either.
+pub(super) fn reads_as_decoded(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'{') {
+        return false;
+    }
+    let (mut at, mut depth) = (0, 0u32);
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'"' => {
+                at += 1;
+                while let Some(&byte) = bytes.get(at) {
+                    match byte {
+                        b'"' => break,
+                        b'\\' => {
+                            let escape = bytes.get(at + 1..at + 4).unwrap_or_default();
+                            if matches!(escape, [b'u', b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F']) {
+                                return false;
+                            }
+                            at += 2;
+                        }
+                        _ => at += 1,
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > 64 {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'-' | b'0'..=b'9' => {
+                let start = at;
+                at += usize::from(byte == b'-');
+                let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+                if digits > 18 {
+                    return false;
+                }
+                at += digits;
+                if bytes.get(at) == Some(&b'.') {
+                    at += 1 + bytes[at + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+                }
+                let negative_zero = byte == b'-' && bytes[start + 1..at].iter().all(|b| matches!(b, b'0' | b'.'));
+                if negative_zero || matches!(bytes.get(at), Some(b'e' | b'E')) {
+                    return false;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    true
+}
