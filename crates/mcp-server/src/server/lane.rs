@@ -1,11 +1,12 @@
 //! The lane of a `tools/call`: the request is read only as far as the server's checks need (the
 //! envelope, the tool's name and `_meta`, borrowed from the body in one pass), and its arguments
 //! stay text. It is checked as the typed path checks it (the same functions). Then:
-//! - a call of a tool route is served the typed path's way (the same dispatch, span, context and
-//!   handler) with its arguments lent to the handler as text, which it decodes straight into its
-//!   type: no `Value` is built for them (middleware, a schema check with the `validation`
-//!   feature, or a call that may become a task has them read into the params first);
-//! - a call the tool source relays goes to [`Server::relayed`] (`relay.rs`).
+//! - a call the tool source relays goes to [`Server::relayed`] (`relay.rs`);
+//! - any other is served the typed path's way (the same dispatch, span, context and handler),
+//!   with its arguments still text: a tool route's handler is lent them and decodes them straight
+//!   into its type, so no `Value` is built for them; middleware, a schema check with the
+//!   `validation` feature, a call that may become a task and a tool source have them read into
+//!   the params first, as the typed decode would have.
 //!
 //! A request the lane does not take is served by the typed path, which refuses what the lane's
 //! checks refused, in its own words.
@@ -79,8 +80,7 @@ impl Server {
         if tests::CLOSED.with(std::cell::Cell::get) {
             return None;
         }
-        let relays = self.inner.tool_source.as_ref().is_some_and(|source| source.relays());
-        if self.inner.tools.is_empty() && !relays {
+        if !self.has_tools() {
             return None;
         }
         let text = std::str::from_utf8(bytes).ok()?;
@@ -90,10 +90,10 @@ impl Server {
             return None;
         }
         let call = self.lane_call(session, text, mirrors, era)?;
-        if self.tool(&call.name).is_some() {
-            return self.routed(session, call, mirrors, era);
+        match self.relayed(session, call, mirrors, era) {
+            Ok(reply) => Some(reply),
+            Err(call) => self.served_from_text(session, call, mirrors, era),
         }
-        if relays { self.relayed(session, call, mirrors, era) } else { None }
     }
 
     fn lane_call<'a>(
@@ -152,11 +152,16 @@ impl Server {
         }
     }
 
-    /// A call of a tool route, served as the typed path serves it, with its arguments as text;
-    /// `None` when they are not text that serde_json reads as the typed decode does
-    /// ([`reads_as_decoded`]). Where the text is not lent to the handler (middleware, a schema to
-    /// check, a call that may become a task), `run` reads it into the params first.
-    fn routed(&self, session: &Arc<Session>, call: LaneCall<'_>, mirrors: Option<&Mirrors>, era: Era) -> Option<Reply> {
+    /// A call served as the typed path serves it, with its arguments as text; `None` when they are
+    /// not text that serde_json reads as the typed decode does ([`reads_as_decoded`]). Where the
+    /// text is not lent to a route's handler, `run` reads it into the params first.
+    fn served_from_text(
+        &self,
+        session: &Arc<Session>,
+        call: LaneCall<'_>,
+        mirrors: Option<&Mirrors>,
+        era: Era,
+    ) -> Option<Reply> {
         if !call.arguments.is_none_or(|arguments| reads_as_decoded(arguments.get())) {
             return None;
         }

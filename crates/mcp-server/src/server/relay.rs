@@ -16,34 +16,35 @@ use crate::dynamic::{RelayCall, Relayed};
 mod tests;
 
 impl Server {
-    /// The reply to a call the source relays; `None` for one it leaves to the typed path.
-    pub(super) fn relayed(
+    /// The reply to a call the source relays; the call given back when the source does not
+    /// relay it, for the usual way.
+    pub(super) fn relayed<'a>(
         &self,
         session: &Arc<Session>,
-        call: LaneCall<'_>,
+        call: LaneCall<'a>,
         mirrors: Option<&Mirrors>,
         era: Era,
-    ) -> Option<Reply> {
-        let source = self.inner.tool_source.as_ref().filter(|source| source.relays())?;
-        if self.inner.layer.is_some() {
-            return None;
-        }
-        let LaneCall { id, name, arguments, meta, version, logs } = call;
-        let capabilities = &meta.client_capabilities;
+    ) -> Result<Reply, LaneCall<'a>> {
+        let Some(source) = self.inner.tool_source.as_ref().filter(|source| source.relays()) else {
+            return Err(call);
+        };
         // Nothing the call's context would carry while it runs: no progress, no log messages, no
         // task. A question for the caller comes back as an input round, before the call ran: the
-        // source gives the call back, and the usual way asks it.
-        let relayable = !logs
-            && meta.progress_token.is_none()
-            && meta.log_level.is_none()
-            && !mcp_types::ext::declares(capabilities, mcp_types::ext::TASKS)
-            && arguments.is_none_or(|arguments| arguments.get().starts_with('{'))
-            && self.tool(&name).is_none()
-            && self.task_support(&name) != TaskSupport::Required
-            && !(era == Era::Modern && mirrors.is_some() && self.mirrored_params(&name, session).is_some());
+        // source gives the call back, and the usual way asks it. No middleware either.
+        let relayable = self.inner.layer.is_none()
+            && !call.logs
+            && call.meta.progress_token.is_none()
+            && call.meta.log_level.is_none()
+            && !mcp_types::ext::declares(&call.meta.client_capabilities, mcp_types::ext::TASKS)
+            && call.arguments.is_none_or(|arguments| arguments.get().starts_with('{'))
+            && self.tool(&call.name).is_none()
+            && self.task_support(&call.name) != TaskSupport::Required
+            && !(era == Era::Modern && mirrors.is_some() && self.mirrored_params(&call.name, session).is_some());
         if !relayable {
-            return None;
+            return Err(call);
         }
+        let LaneCall { id, name, arguments, meta, version, logs: _ } = call;
+        let capabilities = &meta.client_capabilities;
         let labels = RequestLabels {
             method: "tools/call",
             id: &id,
@@ -90,6 +91,6 @@ impl Server {
                 Err(error) => server.respond_error(&run_id, era, true, error),
             }
         });
-        Some(span.in_scope(|| self.drive(session, id, rx, Some(open), running, Some(operation))))
+        Ok(span.in_scope(|| self.drive(session, id, rx, Some(open), running, Some(operation))))
     }
 }

@@ -139,6 +139,44 @@ async fn a_route_call_through_the_lane_is_answered_as_the_typed_path_answers_it(
     assert!(taken[0] >= 30 && taken[1] >= 12, "{taken:?} of {cases} taken");
 }
 
+/// A tool source that does not relay: its calls are served from the lane's read with their
+/// arguments read into the params, as the typed decode gives them.
+struct Source;
+
+impl crate::dynamic::ToolSource for Source {
+    fn tools(&self, _: &crate::principal::Principal) -> Arc<[Tool]> {
+        let schema = serde_json::from_value(json!({"type": "object"})).unwrap();
+        Arc::new([Tool::new(schema, "get_weather")])
+    }
+
+    fn call(&self, _: Context, params: CallToolRequestParams) -> crate::dynamic::ToolFuture {
+        let arguments = params.arguments.map(Value::Object).unwrap_or(Value::Null);
+        Box::pin(std::future::ready(Ok(text_result(format!("{} {arguments}", params.name)))))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_source_call_through_the_lane_is_answered_as_the_typed_path_answers_it() {
+    let server = Server::builder("lane", "0.0.0").tool_source(Arc::new(Source)).build().unwrap();
+    let example = call("get_weather", json!({"arguments": {"location": "Paris", "n": [1, 2.5, {"deep": null}]}}));
+    let mut legacy = example.clone();
+    legacy["params"].as_object_mut().unwrap().remove("_meta");
+    let mut taken = 0;
+    for (message, legacy_session) in [(&example, false), (&legacy, true)] {
+        let mut inputs = vec![message.to_string()];
+        inputs.extend(mutate::mutants(message).into_iter().map(|m| m.text));
+        for text in inputs {
+            let (lane, typed, took) = both(&server, &text, None, legacy_session).await;
+            assert_eq!(lane, typed, "{text} (legacy session {legacy_session})");
+            taken += usize::from(took);
+        }
+    }
+    assert!(taken >= 4, "{taken} taken");
+    let (lane, _, taken) = both(&server, &example.to_string(), None, false).await;
+    assert!(taken);
+    assert!(lane[0].contains(r#"get_weather {\"location\":\"Paris\",\"n\":[1,2.5,{\"deep\":null}]}"#), "{lane:?}");
+}
+
 #[tokio::test]
 async fn the_lane_takes_only_what_it_may() {
     let weather = |arguments: &str| {
@@ -164,7 +202,7 @@ async fn the_lane_takes_only_what_it_may() {
         ("requestState", call("echo", json!({"requestState": "x"})).to_string(), false),
         ("inputResponses", call("echo", json!({"inputResponses": {}})).to_string(), false),
         ("a task", call("echo", json!({"task": {"ttl": 1}})).to_string(), false),
-        ("an unknown tool", call("nothing", json!({})).to_string(), false),
+        ("an unknown tool", call("nothing", json!({})).to_string(), true),
     ];
     let mut tasks = call("long", json!({}));
     tasks["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
