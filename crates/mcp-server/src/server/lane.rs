@@ -1,7 +1,7 @@
 //! The lane of a `tools/call`: the request is read only as far as the server's checks need (the
 //! envelope, the tool's name and `_meta`, borrowed from the body in one pass), and its arguments
 //! stay text. It is checked as the typed path checks it (the same functions). Then:
-//! - a call the tool source relays goes to [`Server::relayed`] (`relay.rs`);
+//! - a call the tool source relays ([`Server::relaying_source`]) goes to [`Server::relayed`] (`relay.rs`);
 //! - any other is served the typed path's way (the same dispatch, span, context and handler),
 //!   with its arguments still text: a tool route's handler is lent them and decodes them straight
 //!   into its type, so no `Value` is built for them; middleware, a schema check with the
@@ -90,10 +90,10 @@ impl Server {
             return None;
         }
         let call = self.lane_call(session, text, mirrors, era)?;
-        match self.relayed(session, call, mirrors, era) {
-            Ok(reply) => Some(reply),
-            Err(call) => self.served_from_text(session, call, mirrors, era),
+        if let Some(source) = self.relaying_source(session, &call, mirrors, era) {
+            return Some(self.relayed(session, source, call, era));
         }
+        self.served_from_text(session, call, mirrors, era)
     }
 
     fn lane_call<'a>(

@@ -10,28 +10,25 @@ use serde_json::value::RawValue;
 
 use super::lane::LaneCall;
 use super::*;
-use crate::dynamic::{RelayCall, Relayed};
+use crate::dynamic::{RelayCall, Relayed, ToolSource};
 
 #[cfg(test)]
 mod tests;
 
 impl Server {
-    /// The reply to a call the source relays; the call given back when the source does not
-    /// relay it, for the usual way.
-    pub(super) fn relayed<'a>(
+    /// The tool source, if it relays this call. Nothing the call's context would carry while it
+    /// runs: no progress, no log messages, no task. A question for the caller comes back as an
+    /// input round, before the call ran: the source gives the call back, and the usual way asks
+    /// it. No middleware either.
+    pub(super) fn relaying_source(
         &self,
-        session: &Arc<Session>,
-        call: LaneCall<'a>,
+        session: &Session,
+        call: &LaneCall<'_>,
         mirrors: Option<&Mirrors>,
         era: Era,
-    ) -> Result<Reply, LaneCall<'a>> {
-        let Some(source) = self.inner.tool_source.as_ref().filter(|source| source.relays()) else {
-            return Err(call);
-        };
-        // Nothing the call's context would carry while it runs: no progress, no log messages, no
-        // task. A question for the caller comes back as an input round, before the call ran: the
-        // source gives the call back, and the usual way asks it. No middleware either.
-        let relayable = self.inner.layer.is_none()
+    ) -> Option<&Arc<dyn ToolSource>> {
+        let source = self.inner.tool_source.as_ref().filter(|source| source.relays())?;
+        let relays = self.inner.layer.is_none()
             && !call.logs
             && call.meta.progress_token.is_none()
             && call.meta.log_level.is_none()
@@ -40,9 +37,17 @@ impl Server {
             && self.tool(&call.name).is_none()
             && self.task_support(&call.name) != TaskSupport::Required
             && !(era == Era::Modern && mirrors.is_some() && self.mirrored_params(&call.name, session).is_some());
-        if !relayable {
-            return Err(call);
-        }
+        relays.then_some(source)
+    }
+
+    /// The reply to a call `source` relays ([`Server::relaying_source`]).
+    pub(super) fn relayed(
+        &self,
+        session: &Arc<Session>,
+        source: &Arc<dyn ToolSource>,
+        call: LaneCall<'_>,
+        era: Era,
+    ) -> Reply {
         let LaneCall { id, name, arguments, meta, version, logs: _ } = call;
         let capabilities = &meta.client_capabilities;
         let labels = RequestLabels {
@@ -91,6 +96,6 @@ impl Server {
                 Err(error) => server.respond_error(&run_id, era, true, error),
             }
         });
-        Ok(span.in_scope(|| self.drive(session, id, rx, Some(open), running, Some(operation))))
+        span.in_scope(|| self.drive(session, id, rx, Some(open), running, Some(operation)))
     }
 }
