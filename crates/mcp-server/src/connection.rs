@@ -47,12 +47,18 @@ impl Server {
     /// bound to it).
     pub async fn serve_as(&self, connection: Connection, principal: Principal) {
         let Connection { sender, receiver } = connection;
-        self.serve_inbox(receiver, sender, principal).await
+        self.serve_inbox(receiver, sender, (), principal).await
     }
 
     /// [`Server::serve_as`] with the peer's messages from `inbox` (a channel, or a transport
     /// that reads them itself, so that no task stands between the bytes and the server).
-    pub(crate) async fn serve_inbox(&self, mut inbox: impl Inbox, sender: mpsc::Sender<String>, principal: Principal) {
+    pub(crate) async fn serve_inbox(
+        &self,
+        mut inbox: impl Inbox,
+        sender: mpsc::Sender<String>,
+        mut direct: impl WriteNow,
+        principal: Principal,
+    ) {
         let session = Session::with_principal(principal);
         session.set_transport(crate::telemetry::Transport::Pipe);
         session.opened(None);
@@ -60,6 +66,8 @@ impl Server {
         let mut requests = JoinSet::new();
         let mut subscriptions = JoinSet::new();
         let limit = self.options().max_in_flight;
+        // The messages of the reply at hand that are ready (kept, so as not to allocate per request).
+        let mut ready = Vec::new();
         loop {
             tokio::select! {
                 incoming = inbox.next() => {
@@ -82,19 +90,31 @@ impl Server {
                         continue;
                     }
                     let Some(mut reply) = self.handle_bytes(&session, message.as_bytes(), None) else { continue };
-                    // Most replies are complete at once: sent from here, with no task per request.
+                    // Most replies are complete at once: sent from here, with no task per request,
+                    // and written from here when the transport can (`WriteNow`).
                     let waiting = loop {
                         match reply.next().now_or_never() {
                             Some(Some(message)) => {
-                                if message.is_message() && sender.send(message.json).await.is_err() {
-                                    break false;
+                                if message.is_message() {
+                                    ready.push(message.json);
                                 }
                             }
                             Some(None) => break false,
                             None => break true,
                         }
                     };
-                    if !waiting {
+                    if !waiting && direct.write_now(&ready) {
+                        ready.clear();
+                        continue;
+                    }
+                    let mut closed = false;
+                    for json in ready.drain(..) {
+                        if !closed && sender.send(json).await.is_err() {
+                            closed = true;
+                        }
+                    }
+                    // A peer that is gone gets nothing more of this reply.
+                    if closed || !waiting {
                         continue;
                     }
                     if at_limit {
@@ -143,6 +163,21 @@ pub(crate) enum Incoming {
     /// An answer of the transport's own, for input it could not read as a message (stdio's).
     #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     Answer(String),
+}
+
+/// A transport's way to write the messages of a reply complete at once from the serving task
+/// itself, with no task or channel between them and the peer (stdio's, to a pipe).
+pub(crate) trait WriteNow: Send {
+    /// Writes `messages` now, if that neither waits nor passes a message already on its way;
+    /// `false` leaves them to the connection's channel.
+    fn write_now(&mut self, messages: &[String]) -> bool;
+}
+
+/// A channel's connection: everything goes through the channel.
+impl WriteNow for () {
+    fn write_now(&mut self, _: &[String]) -> bool {
+        false
+    }
 }
 
 /// Where a served connection's messages come from. `next` must be cancel-safe: the serving loop

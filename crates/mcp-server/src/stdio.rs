@@ -5,7 +5,10 @@ use std::io::BufRead;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _, BufWriter};
 use tokio::sync::mpsc;
 
-use crate::connection::{Inbox, Incoming};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::connection::{Inbox, Incoming, WriteNow};
 use crate::{connection::Connection, principal::Principal, server::Server};
 
 /// The default of [`StdioConfig::max_line_bytes`].
@@ -53,11 +56,19 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
     let (outbox, from_server) = mpsc::channel::<String>(64);
     let max_line = config.max_line_bytes;
+    let writing = Arc::new(AtomicBool::new(false));
     let serving = match reactor_stdin()? {
-        // Read by the serving task itself: no task and no channel between a line and the server.
+        // Read by the serving task itself: no task and no channel between a line and the server,
+        // and a reply complete at once is written by it too when it can be (`StdoutNow`).
         Some(stdin) => {
             let lines = Lines::new(stdin, max_line);
-            tokio::spawn(async move { server.serve_inbox(lines, outbox, Principal::anonymous()).await })
+            let now = StdoutNow {
+                pipe: stdout_is_pipe(),
+                queue: outbox.clone(),
+                writing: Arc::clone(&writing),
+                batch: Vec::new(),
+            };
+            tokio::spawn(async move { server.serve_inbox(lines, outbox, now, Principal::anonymous()).await })
         }
         None => {
             let (to_server, inbox) = mpsc::channel::<String>(64);
@@ -70,8 +81,8 @@ pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::R
     };
     // A task of the runtime, like the server: an answer wakes it on the worker that produced it,
     // not the thread awaiting this function.
-    let writing = tokio::spawn(write_lines(from_server));
-    let written = writing.await.map_err(std::io::Error::other).and_then(|written| written);
+    let writer = tokio::spawn(write_lines(from_server, writing));
+    let written = writer.await.map_err(std::io::Error::other).and_then(|written| written);
     // After a failed write (stdout closed) nothing more can be answered: the server is stopped.
     if written.is_err() {
         serving.abort();
@@ -173,7 +184,7 @@ where
     let (outbox, mut from_server) = mpsc::channel::<String>(64);
     let serving = tokio::spawn(async move {
         let mut lines = Lines::new(reader, config.max_line_bytes);
-        server.serve_inbox(&mut lines, outbox, Principal::anonymous()).await;
+        server.serve_inbox(&mut lines, outbox, (), Principal::anonymous()).await;
         lines.error.map_or(Ok(()), Err)
     });
     let mut writer = BufWriter::with_capacity(WRITE_BATCH, writer);
@@ -323,14 +334,51 @@ fn read_lines_blocking<R: BufRead>(
     }
 }
 
+/// The serving task's own write of a reply complete at once to a stdout pipe, with no task or
+/// channel on its way: only when nothing is queued for the writer task or held by it (so that it
+/// passes nothing already on its way), and when the pipe takes the whole batch at once, as the
+/// writer task's own writes on the runtime. Anything else goes through the writer task, which
+/// also meets and reports a failed write.
+struct StdoutNow {
+    pipe: bool,
+    /// A sender of the writer task's channel: to see that nothing is queued there.
+    queue: mpsc::Sender<String>,
+    /// The writer task holds messages it has not written yet.
+    writing: Arc<AtomicBool>,
+    batch: Vec<u8>,
+}
+
+impl WriteNow for StdoutNow {
+    fn write_now(&mut self, messages: &[String]) -> bool {
+        let len: usize = messages.iter().map(|message| message.len() + 1).sum();
+        if !self.pipe
+            || messages.is_empty()
+            || len > PIPE_BUF
+            || self.writing.load(Ordering::Acquire)
+            || self.queue.capacity() < self.queue.max_capacity()
+            || !stdout_has_room()
+        {
+            return false;
+        }
+        self.batch.clear();
+        for message in messages {
+            self.batch.extend_from_slice(message.as_bytes());
+            self.batch.push(b'\n');
+        }
+        write_stdout(&self.batch).is_ok()
+    }
+}
+
 /// Writes each answer as a line to stdout: what is ready is written together, with one write
 /// call and one flush. A batch that a pipe takes at once (at most `PIPE_BUF` bytes while it has a
 /// free buffer: such a write neither blocks nor splits) is written right here; any other goes to
-/// the blocking pool, which this awaits, so that lines keep their order.
-async fn write_lines(mut from_server: mpsc::Receiver<String>) -> std::io::Result<()> {
+/// the blocking pool, which this awaits, so that lines keep their order. `writing` is set while
+/// this holds messages it has not written.
+async fn write_lines(mut from_server: mpsc::Receiver<String>, writing: Arc<AtomicBool>) -> std::io::Result<()> {
     let pipe = stdout_is_pipe();
     let mut batch = Vec::with_capacity(WRITE_BATCH);
     while let Some(message) = from_server.recv().await {
+        writing.store(true, Ordering::Release);
         batch.extend_from_slice(message.as_bytes());
         batch.push(b'\n');
         while batch.len() < WRITE_BATCH
@@ -350,6 +398,7 @@ async fn write_lines(mut from_server: mpsc::Receiver<String>) -> std::io::Result
             batch = Vec::with_capacity(WRITE_BATCH);
         }
         batch.clear();
+        writing.store(false, Ordering::Release);
     }
     Ok(())
 }

@@ -93,6 +93,53 @@ fn stdin_a_pipe() {
     assert_ends(server);
 }
 
+/// Stdout a pipe that fills: each reply complete at once is written by the serving task itself
+/// while the pipe has room and nothing is queued for the writer task, and through that task
+/// otherwise. Either way every request is answered once, and a reply's progress notifications
+/// come before its response.
+#[test]
+fn a_filling_pipe_keeps_each_reply_whole_and_in_order() {
+    let mut server = child(Stdio::piped(), Stdio::piped());
+    let mut stdin = server.stdin.take().unwrap();
+    let calls = 300;
+    let writer = std::thread::spawn(move || {
+        let text = "y".repeat(3000);
+        for id in 0..calls {
+            let line = if id % 3 == 0 {
+                let mut meta = common::meta();
+                meta["progressToken"] = json!(id);
+                modern(id, "tools/call", json!({ "name": "progress_logger", "arguments": {}, "_meta": meta }))
+            } else {
+                // Answers near and beyond `PIPE_BUF`, which the serving task leaves to the writer.
+                let text = &text[..if id % 3 == 1 { 100 } else { 3000 + id as usize }.min(text.len())];
+                modern(id, "tools/call", json!({ "name": "echo", "arguments": { "text": text } }))
+            };
+            stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        }
+    });
+    let mut answered = std::collections::BTreeSet::new();
+    let mut progress = std::collections::BTreeMap::<i64, usize>::new();
+    for line in BufReader::new(server.stdout.take().unwrap()).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(&line.unwrap()) else { continue };
+        if message["method"] == "notifications/progress" {
+            let token = message["params"]["progressToken"].as_i64().unwrap();
+            assert!(!answered.contains(&token), "progress of {token} after its response");
+            *progress.entry(token).or_default() += 1;
+            continue;
+        }
+        if let Some(id) = message["id"].as_i64() {
+            assert!(message.get("result").is_some(), "{message}");
+            assert!(answered.insert(id), "one answer each: {id}");
+            if id % 3 == 0 {
+                assert_eq!(progress.get(&id), Some(&3), "three progress notifications before the answer to {id}");
+            }
+        }
+    }
+    writer.join().unwrap();
+    assert_eq!(answered.len() as i64, calls, "every request is answered");
+    assert_ends(server);
+}
+
 /// The server's end of the socket is kept here too: once the server has ended, it must be
 /// blocking again (the server made it non-blocking for its reactor), so that a write bigger than
 /// the socket's buffer waits for the reader instead of failing with `EAGAIN`.
