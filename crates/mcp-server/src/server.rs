@@ -413,7 +413,7 @@ impl Server {
             && let Some(expected) = self.mirrored_params(&params.name, session)
         {
             let arguments = match text {
-                Some(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+                Some(text) => decoded::arguments_from_text(text).map(Value::Object).unwrap_or_default(),
                 None => params.arguments.clone().map(Value::Object).unwrap_or_default(),
             };
             headers::check_params(mirrors, &expected, &arguments)

@@ -60,16 +60,19 @@ pub(super) fn call_meta(call: &Decoded) -> RequestMetaObject {
     }
 }
 
-/// A tool call's params with its arguments read, when the lane left them as text: as the
-/// generated decode reads them (the lane takes only text that serde_json reads the same way).
+/// Arguments the lane left as text, read as the generated decode reads them (the lane takes
+/// only text that serde_json reads the same way: `lane::reads_as_decoded`).
+pub(super) fn arguments_from_text(text: &serde_json::value::RawValue) -> Result<mcp_types::JsonObject, Error> {
+    serde_json::from_str(text.get()).map_err(|e| Error::invalid_params(format!("Invalid params: at `arguments`: {e}")))
+}
+
+/// A tool call's params with its arguments read, when the lane left them as text.
 pub(super) fn arguments_read(
     mut params: CallToolRequestParams,
     text: Option<Box<serde_json::value::RawValue>>,
 ) -> Result<CallToolRequestParams, Error> {
     if let Some(text) = text {
-        let arguments = serde_json::from_str(text.get())
-            .map_err(|e| Error::invalid_params(format!("Invalid params: at `arguments`: {e}")))?;
-        params.arguments = Some(arguments);
+        params.arguments = Some(arguments_from_text(&text)?);
     }
     Ok(params)
 }

@@ -407,14 +407,10 @@ impl Server {
         text: Option<&RawValue>,
         writes_out: bool,
     ) -> Result<ToolAnswer, Error> {
-        let read_text = |params: &mut CallToolRequestParams| match text {
-            Some(text) => serde_json::from_str(text.get())
-                .map(|arguments| params.arguments = Some(arguments))
-                .map_err(|e| Error::invalid_params(format!("Invalid params: at `arguments`: {e}"))),
-            None => Ok(()),
-        };
+        if let (Some(text), None) = (text, self.tool(&params.name)) {
+            params.arguments = Some(decoded::arguments_from_text(text)?);
+        }
         let Some(entry) = self.tool(&params.name) else {
-            read_text(params)?;
             return match &self.inner.tool_source {
                 Some(source) => {
                     let support = source.task_support(&params.name);
@@ -450,7 +446,9 @@ impl Server {
             let result = if may_become_task { running.await } else { handler(running).await };
             return result.map(ToolAnswer::Decoded);
         }
-        read_text(params)?;
+        if let Some(text) = text {
+            params.arguments = Some(decoded::arguments_from_text(text)?);
+        }
         let given = params.arguments.take();
         let had_arguments = given.is_some();
         let arguments = given.map(Value::Object).unwrap_or_else(|| json!({}));
@@ -656,7 +654,7 @@ impl Binding {
                 method: "tools/call",
                 target: p.name.clone(),
                 arguments: match text {
-                    Some(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+                    Some(text) => decoded::arguments_from_text(text).map(Value::Object).unwrap_or_default(),
                     None => p.arguments.clone().map(Value::Object).unwrap_or_default(),
                 },
             },
