@@ -197,19 +197,19 @@ pub(super) fn reads_as_decoded(text: &str) -> bool {
     while let Some(&byte) = bytes.get(at) {
         match byte {
             b'"' => {
+                // To the closing quote, from escape to escape (a long string costs a search, not a
+                // look at each byte).
                 at += 1;
-                while let Some(&byte) = bytes.get(at) {
-                    match byte {
-                        b'"' => break,
-                        b'\\' => {
-                            let escape = bytes.get(at + 1..at + 4).unwrap_or_default();
-                            if matches!(escape, [b'u', b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F']) {
-                                return false;
-                            }
-                            at += 2;
-                        }
-                        _ => at += 1,
+                while let Some(found) = bytes.get(at..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+                    at += found;
+                    if bytes[at] == b'"' {
+                        break;
                     }
+                    let escape = bytes.get(at + 1..at + 4).unwrap_or_default();
+                    if matches!(escape, [b'u', b'd' | b'D', b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F']) {
+                        return false;
+                    }
+                    at += 2;
                 }
             }
             b'{' | b'[' => {

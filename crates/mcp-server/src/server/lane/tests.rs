@@ -275,7 +275,12 @@ fn text_the_lane_lends_reads_as_the_generated_decode_reads_it() {
         r#"{"a":"\ud83d\ude00"}"#,
         r#"{"a":"\uDC00"}"#,
     ];
-    for text in lent {
+    let long = "é q\\\"uoted\\\\ ".repeat(2000);
+    let long_lent = format!(r#"{{"text":"{long}","n":[1,{{"k":"{long}"}}],"after":-0.5}}"#);
+    let long_surrogate = format!(r#"{{"text":"{long}\udbff\udc00"}}"#);
+    let long_exponent = format!(r#"{{"text":"{long}","n":2E5}}"#);
+    assert!(!reads_as_decoded(&long_surrogate) && !reads_as_decoded(&long_exponent));
+    for text in lent.into_iter().chain([long_lent.as_str()]) {
         assert!(reads_as_decoded(text), "{text}");
         let params: CallToolRequestParams = serde_json::from_value(json!({
             "name": "t",
