@@ -43,6 +43,7 @@ use crate::validation::ArgumentValidator;
 use crate::{era::Era, error::Error, principal::Principal};
 use typed::{Source, Typed};
 
+mod binding;
 mod builder;
 mod decoded;
 mod handshake;
@@ -679,24 +680,4 @@ fn non_empty(
 ) -> Result<Vec<mcp_types::ReadResourceResultContentsItem>, Error> {
     // An empty `contents` must not stand for a missing resource.
     if contents.is_empty() { Err(Error::resource_not_found(uri)) } else { Ok(contents) }
-}
-
-/// The part of `required` that `declared` lacks, if any.
-fn missing_capabilities(required: &ClientCapabilities, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
-    let mut missing = ClientCapabilities::default();
-    if required.sampling.is_some() && declared.sampling.is_none() {
-        missing.sampling = required.sampling.clone();
-    }
-    if required.elicitation.is_some() && declared.elicitation.is_none() {
-        missing.elicitation = required.elicitation.clone();
-    }
-    if required.roots.is_some() && declared.roots.is_none() {
-        missing.roots = required.roots.clone();
-    }
-    for (name, settings) in required.extensions.iter().flatten() {
-        if !declared.extensions.as_ref().is_some_and(|e| e.contains_key(name)) {
-            missing.extensions.get_or_insert_with(Default::default).insert(name.clone(), settings.clone());
-        }
-    }
-    (missing != ClientCapabilities::default()).then_some(missing)
 }

@@ -136,3 +136,26 @@ pub(super) fn task_request_meta(
         Rejection(ErrorObject::invalid_params(format!("Invalid params for {method}: `_meta`: {e}")), Disposition::Ok)
     })
 }
+
+/// The part of `required` that `declared` lacks, if any.
+pub(super) fn missing_capabilities(
+    required: &ClientCapabilities,
+    declared: &ClientCapabilities,
+) -> Option<ClientCapabilities> {
+    let mut missing = ClientCapabilities::default();
+    if required.sampling.is_some() && declared.sampling.is_none() {
+        missing.sampling = required.sampling.clone();
+    }
+    if required.elicitation.is_some() && declared.elicitation.is_none() {
+        missing.elicitation = required.elicitation.clone();
+    }
+    if required.roots.is_some() && declared.roots.is_none() {
+        missing.roots = required.roots.clone();
+    }
+    for (name, settings) in required.extensions.iter().flatten() {
+        if !declared.extensions.as_ref().is_some_and(|e| e.contains_key(name)) {
+            missing.extensions.get_or_insert_with(Default::default).insert(name.clone(), settings.clone());
+        }
+    }
+    (missing != ClientCapabilities::default()).then_some(missing)
+}

@@ -5,6 +5,7 @@
 use super::*;
 use futures::FutureExt as _;
 
+use super::binding::Binding;
 use crate::dynamic::ToolAnswer;
 use crate::message::Stop;
 use crate::routes::ToolArguments;
@@ -637,40 +638,6 @@ fn read_through(
             _ => Err(middleware::mismatch("resources/read")),
         }
     })
-}
-
-/// What binds a `requestState` to its request: the method, the name or URI, and the arguments.
-struct Binding {
-    method: &'static str,
-    target: String,
-    arguments: Value,
-}
-
-impl Binding {
-    /// The binding of a request that can carry a `requestState`.
-    fn of(call: &Decoded) -> Option<Binding> {
-        Some(match call {
-            Decoded::CallTool(p, text) => Binding {
-                method: "tools/call",
-                target: p.name.clone(),
-                arguments: match text {
-                    Some(text) => decoded::arguments_from_text(text).map(Value::Object).unwrap_or_default(),
-                    None => p.arguments.clone().map(Value::Object).unwrap_or_default(),
-                },
-            },
-            Decoded::GetPrompt(p) => Binding {
-                method: "prompts/get",
-                target: p.name.clone(),
-                arguments: serde_json::to_value(&p.arguments).unwrap_or_default(),
-            },
-            Decoded::Read(p) => Binding { method: "resources/read", target: p.uri.clone(), arguments: Value::Null },
-            _ => return None,
-        })
-    }
-
-    fn digest(&self) -> String {
-        state::binding(self.method, &self.target, &self.arguments)
-    }
 }
 
 /// The refusal of a call of a tool that runs only as a task, from a client that cannot have one
