@@ -2,14 +2,15 @@
 //! whichever takes it, and the lane takes only what it may.
 
 use std::cell::Cell;
-use std::path::Path;
 
 use mcp_types::{CallToolRequestParams, JsonObject, Tool};
 use serde_json::{Value, json};
 
 use super::*;
 use crate::routes::{ToolRoute, text_result};
-use crate::server::typed::differential::{drain, mirrors_of, mutate, session};
+use crate::server::typed::differential::{
+    CallCase, call_tool_cases, drain, mirrors_of, mutate, session, tool_call as call,
+};
 use crate::validation::ArgumentValidator;
 
 thread_local! {
@@ -93,44 +94,15 @@ async fn both(
     (through_lane, typed, taken)
 }
 
-fn call(name: &str, params: Value) -> Value {
-    let mut params = params;
-    params["name"] = json!(name);
-    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
-    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
-}
-
 #[tokio::test]
 async fn a_route_call_through_the_lane_is_answered_as_the_typed_path_answers_it() {
-    let example: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../schema/2026-07-28/examples/CallToolRequest/call-tool-request.json"),
-        )
-        .expect("the schema's examples: `cargo xtask schema sync`"),
-    )
-    .unwrap();
-    let mut legacy = example.clone();
-    legacy["params"].as_object_mut().unwrap().remove("_meta");
     let (mut cases, mut taken) = (0, [0, 0]);
-    for (message, legacy_session, with_mirrors) in
-        [(&example, false, false), (&example, false, true), (&legacy, true, false), (&legacy, true, true)]
-    {
-        let mut inputs = vec![message.to_string()];
-        inputs.extend(mutate::mutants(message).into_iter().map(|m| m.text));
-        let version = if legacy_session { "2025-11-25" } else { "2026-07-28" };
-        let mirrors = with_mirrors.then(|| mirrors_of(message, version));
-        for text in inputs {
-            for (which, server) in servers().iter().enumerate() {
-                cases += 1;
-                let (lane, typed, took) = both(server, &text, mirrors.as_ref(), legacy_session).await;
-                assert_eq!(
-                    lane, typed,
-                    "{text} (server {which}, mirrors {mirrors:?}, legacy session {legacy_session})"
-                );
-                taken[usize::from(legacy_session)] += usize::from(took);
-            }
+    for CallCase { text, mirrors, legacy } in call_tool_cases() {
+        for (which, server) in servers().iter().enumerate() {
+            cases += 1;
+            let (lane, typed, took) = both(server, &text, mirrors.as_ref(), legacy).await;
+            assert_eq!(lane, typed, "{text} (server {which}, mirrors {mirrors:?}, legacy session {legacy})");
+            taken[usize::from(legacy)] += usize::from(took);
         }
     }
     println!("{cases} cases, {taken:?} taken by the lane (modern, legacy)");

@@ -1,7 +1,6 @@
 //! The relay lane against the usual way: the same messages for every request, whichever takes it,
 //! and the lane takes only what it may.
 
-use std::path::Path;
 use std::sync::Mutex;
 
 use mcp_types::{RawResult, Tool};
@@ -10,7 +9,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::dynamic::{AnswerFuture, RelayFuture, ToolAnswer, ToolFuture, ToolSource};
 use crate::routes::{ToolRoute, text_result};
-use crate::server::typed::differential::{drain, mirrors_of, mutate, session};
+use crate::server::typed::differential::{CallCase, call_tool_cases, drain, mirrors_of, session, tool_call as call};
 
 /// A source that answers every tool with its name and arguments, the same text either way, and
 /// records which way each call came.
@@ -95,14 +94,6 @@ fn server(source: Arc<Echo>) -> Server {
     Server::builder("relay", "0.0.0").tool(route).tool_source(source).build().unwrap()
 }
 
-fn call(name: &str, params: Value) -> Value {
-    let mut params = params;
-    params["name"] = json!(name);
-    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
-    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
-}
-
 /// The answers of a relaying server and of one that does not relay, and the ways the call came.
 async fn both(text: &str, mirrors: Option<&Mirrors<'_>>, legacy: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
     let relaying = Arc::new(Echo { relays: true, ..Echo::default() });
@@ -116,31 +107,13 @@ async fn both(text: &str, mirrors: Option<&Mirrors<'_>>, legacy: bool) -> (Vec<S
 
 #[tokio::test]
 async fn a_relayed_call_is_answered_as_the_usual_way_answers_it() {
-    let example: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../schema/2026-07-28/examples/CallToolRequest/call-tool-request.json"),
-        )
-        .expect("the schema's examples: `cargo xtask schema sync`"),
-    )
-    .unwrap();
-    let mut legacy = example.clone();
-    legacy["params"].as_object_mut().unwrap().remove("_meta");
     let (mut cases, mut relayed) = (0, [0, 0]);
-    for (message, legacy_session, with_mirrors) in
-        [(&example, false, false), (&example, false, true), (&legacy, true, false), (&legacy, true, true)]
-    {
-        let mut inputs = vec![message.to_string()];
-        inputs.extend(mutate::mutants(message).into_iter().map(|m| m.text));
-        let version = if legacy_session { "2025-11-25" } else { "2026-07-28" };
-        let mirrors = with_mirrors.then(|| mirrors_of(message, version));
-        for text in inputs {
-            cases += 1;
-            let (answers, usual, ways) = both(&text, mirrors.as_ref(), legacy_session).await;
-            assert_eq!(answers, usual, "{text} (mirrors {mirrors:?}, legacy session {legacy_session})");
-            if ways.iter().any(|way| way.starts_with("relay")) {
-                relayed[usize::from(legacy_session)] += 1;
-            }
+    for CallCase { text, mirrors, legacy } in call_tool_cases() {
+        cases += 1;
+        let (answers, usual, ways) = both(&text, mirrors.as_ref(), legacy).await;
+        assert_eq!(answers, usual, "{text} (mirrors {mirrors:?}, legacy session {legacy})");
+        if ways.iter().any(|way| way.starts_with("relay")) {
+            relayed[usize::from(legacy)] += 1;
         }
     }
     println!("{cases} cases, {relayed:?} relayed (modern, legacy)");

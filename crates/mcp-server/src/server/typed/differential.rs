@@ -116,6 +116,49 @@ pub(crate) fn mirrors_of(message: &Value, version: &str) -> Mirrors<'static> {
     }
 }
 
+/// A modern `tools/call` of `name` with `params` and the `_meta` every such request carries.
+pub(crate) fn tool_call(name: &str, params: Value) -> Value {
+    let mut params = params;
+    params["name"] = json!(name);
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+}
+
+/// One text of the `tools/call` cases: the official example or one of its mutants.
+pub(crate) struct CallCase {
+    pub(crate) text: String,
+    pub(crate) mirrors: Option<Mirrors<'static>>,
+    /// Sent on a session a legacy `initialize` opened (`_meta` taken out).
+    pub(crate) legacy: bool,
+}
+
+/// The official `tools/call` example and every mutant of it, modern and on a legacy session, each
+/// with and without its mirrored headers.
+pub(crate) fn call_tool_cases() -> Vec<CallCase> {
+    let example: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../schema/2026-07-28/examples/CallToolRequest/call-tool-request.json"),
+        )
+        .expect("the schema's examples: `cargo xtask schema sync`"),
+    )
+    .unwrap();
+    let mut legacy = example.clone();
+    legacy["params"].as_object_mut().unwrap().remove("_meta");
+    let mut cases = Vec::new();
+    for (message, legacy, with_mirrors) in
+        [(&example, false, false), (&example, false, true), (&legacy, true, false), (&legacy, true, true)]
+    {
+        let version = if legacy { "2025-11-25" } else { "2026-07-28" };
+        let texts = std::iter::once(message.to_string()).chain(mutate::mutants(message).into_iter().map(|m| m.text));
+        for text in texts {
+            cases.push(CallCase { text, mirrors: with_mirrors.then(|| mirrors_of(message, version)), legacy });
+        }
+    }
+    cases
+}
+
 #[tokio::test]
 async fn the_typed_path_answers_as_the_value_walk() {
     let server = server();
