@@ -319,6 +319,23 @@ async fn a_server_that_dies_is_restarted_on_the_next_request() {
     }
 }
 
+/// A relayed call lost with its process is sent again on the same client, as a call of its own
+/// is, and only when that client restarts the process: a proxy that supervises the process (and
+/// may hold others, a pool) gets `Closed` rather than a call to send elsewhere.
+#[tokio::test]
+async fn a_relayed_call_lost_with_its_process_is_sent_again_only_on_a_restarted_process() {
+    let none = mcp_client::types::ClientCapabilities::default();
+    for (restart, sent) in [(true, 2), (false, 1)] {
+        let log = log_path(if restart { "relay-restart" } else { "relay-no-restart" });
+        let client = builder().connect_stdio(command("modern", &log).restart_on_exit(restart)).await.unwrap();
+        let err = client.relay_tool_call("crash", None, &none, None).await.unwrap_err();
+        assert!(matches!(err, Error::Closed), "restart {restart}: {err}");
+        let crashes = received(&log).iter().filter(|m| m["params"]["name"] == "crash").count();
+        assert_eq!(crashes, sent, "restart {restart}: the call reached {crashes} processes");
+        client.close().await;
+    }
+}
+
 #[tokio::test]
 async fn a_server_that_dies_stays_down_when_something_else_supervises_it() {
     let log = log_path("no-restart");

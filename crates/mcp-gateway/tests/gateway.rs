@@ -575,6 +575,7 @@ async fn a_stdio_pool_spreads_calls_over_its_processes_and_outlives_one_that_die
     open.send(true).unwrap();
     let survived = rest.into_iter().next().unwrap().await.unwrap().expect("the other process answers");
     assert!(matches!(&survived.content[..], [mcp_server::types::ContentBlock::Text(_)]));
+    assert_eq!(arrived.load(Ordering::SeqCst), 2, "the killed process's call is not sent to another");
 
     // The dead process is started again; meanwhile and after, the pool serves.
     assert_eq!(text(&client, "echo", json!({"text": "still here"})).await, "still here");

@@ -72,8 +72,9 @@ impl Client {
     /// A task the server makes of the call is followed to its result, as `call_tool_raw` follows
     /// it. [`Relayed::Again`] when it was not sent (the legacy era, a caller with the tasks
     /// extension, a tool whose `Mcp-Param-*` headers need its arguments or a listing), or when the
-    /// server answered with an input round or `-32022`: none of them ran the call; and when a
-    /// child process ended before it answered, which the usual call revives.
+    /// server answered with an input round or `-32022`: none of them ran the call. A child process
+    /// that ended before it answered is started again and sent the call once more, as the usual
+    /// call does, when the client restarts it (`restart_on_exit`); else the call fails `Closed`.
     pub async fn relay_tool_call(
         &self,
         name: &str,
@@ -85,7 +86,6 @@ impl Client {
         if asks_tasks || !self.can_relay(name) || arguments.is_some_and(|arguments| !arguments.get().starts_with('{')) {
             return Ok(Relayed::Again);
         }
-        let transport = self.transport();
         let version = self.protocol_version();
         let id = self.inner.core.next_id();
         let mut target = JsonObject::new();
@@ -97,43 +97,60 @@ impl Client {
         let tasks = self.inner.config.tasks;
         let capabilities = raw_json(&declared(capabilities.clone(), tasks));
         let info = self.inner.client_info_json.as_deref();
-        let message = Message {
-            id: &id,
-            name,
-            arguments,
-            meta: &meta,
-            fixed: [
-                Some((META_CAPS, MetaText::Json(&capabilities))),
-                info.map(|info| (META_INFO, MetaText::Json(info))),
-                Some((META_VERSION, MetaText::Str(&version))),
-            ],
-        };
-        let message = serde_json::to_string(&message).expect("names, ids and JSON text always serialize");
-        let headers = vec![
-            ("MCP-Protocol-Version".to_owned(), version.clone()),
-            ("Mcp-Method".to_owned(), "tools/call".to_owned()),
-            ("Mcp-Name".to_owned(), encode_header_value(name)),
-        ];
-        let cancel_notice =
-            CancelNotice { peer: self.inner.peer.clone(), version, request_span: operation.span().clone() };
-        let out = Outgoing {
-            id,
-            method: "tools/call".to_owned(),
-            message,
-            headers,
-            cancel_on_drop: true,
-            cancel_notice,
-            wants: Wants::Raw,
-        };
         let timeout = timeout.unwrap_or(self.inner.config.request_timeout);
-        let exchange = async {
-            let reply = tokio::time::timeout(timeout, transport.request(&self.inner.core, out))
-                .await
-                .map_err(|_| Error::Timeout { method: "tools/call".to_owned(), after: timeout })??;
-            match reply.map_err(|error| Error::Rpc { method: "tools/call".to_owned(), error, http_status: None })? {
-                Answer::Raw(raw) | Answer::Complete(raw) => Ok(Answer::Complete(raw)),
-                _ => unreachable!("a raw answer was asked for"),
+        let exchange = |id: RequestId| {
+            let message = Message {
+                id: &id,
+                name,
+                arguments,
+                meta: &meta,
+                fixed: [
+                    Some((META_CAPS, MetaText::Json(&capabilities))),
+                    info.map(|info| (META_INFO, MetaText::Json(info))),
+                    Some((META_VERSION, MetaText::Str(&version))),
+                ],
+            };
+            let message = serde_json::to_string(&message).expect("names, ids and JSON text always serialize");
+            let headers = vec![
+                ("MCP-Protocol-Version".to_owned(), version.clone()),
+                ("Mcp-Method".to_owned(), "tools/call".to_owned()),
+                ("Mcp-Name".to_owned(), encode_header_value(name)),
+            ];
+            let cancel_notice = CancelNotice {
+                peer: self.inner.peer.clone(),
+                version: version.clone(),
+                request_span: operation.span().clone(),
+            };
+            let out = Outgoing {
+                id,
+                method: "tools/call".to_owned(),
+                message,
+                headers,
+                cancel_on_drop: true,
+                cancel_notice,
+                wants: Wants::Raw,
+            };
+            let transport = self.transport();
+            async move {
+                let reply = tokio::time::timeout(timeout, transport.request(&self.inner.core, out))
+                    .await
+                    .map_err(|_| Error::Timeout { method: "tools/call".to_owned(), after: timeout })??;
+                match reply.map_err(|error| Error::Rpc { method: "tools/call".to_owned(), error, http_status: None })? {
+                    Answer::Raw(raw) | Answer::Complete(raw) => Ok(Answer::Complete(raw)),
+                    _ => unreachable!("a raw answer was asked for"),
+                }
             }
+        };
+        let exchange = async {
+            let first = exchange(id).await;
+            // A child process that ended: started again and the call sent once more on the new one,
+            // as `Client::answer` does for a call of its own. Not left to the caller: a proxy's
+            // usual call may choose another connection (a pool's other process), and a call the
+            // ended process may have run would then run twice.
+            if matches!(first, Err(Error::Closed)) && Box::pin(self.revive()).await? {
+                return exchange(self.inner.core.next_id()).await;
+            }
+            first
         };
         let answer = exchange.instrument(operation.span().clone()).await;
         self.inner.session_clock.observe(&answer);
@@ -160,9 +177,6 @@ impl Client {
             (Err(Error::Rpc { error, .. }), _) if error.code == error_codes::UNSUPPORTED_PROTOCOL_VERSION => {
                 Ok(Relayed::Again)
             }
-            // A child process that ended: the usual call starts it again and sends the call once
-            // more, as it does for a call of its own.
-            (Err(Error::Closed), _) => Ok(Relayed::Again),
             (Err(error), _) => Err(error),
         }
     }
