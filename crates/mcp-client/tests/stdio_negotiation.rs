@@ -312,6 +312,7 @@ async fn a_server_that_dies_is_restarted_on_the_next_request() {
         let client = builder().connect_stdio(command(mode, &log)).await.unwrap();
         let err = client.call_tool("crash", ()).await.unwrap_err();
         assert!(matches!(err, Error::Closed), "{mode}: {err}");
+        assert!(!client.is_closed(), "{mode}: the next request starts the process again");
         assert_eq!(client.all_tools().await.unwrap().len(), 2, "{mode}");
         let handshakes = methods(&log).iter().filter(|m| *m == "initialize").count();
         assert_eq!(handshakes, if mode == "modern" { 0 } else { 3 }, "{mode}: one per process");
@@ -340,8 +341,10 @@ async fn a_relayed_call_lost_with_its_process_is_sent_again_only_on_a_restarted_
 async fn a_server_that_dies_stays_down_when_something_else_supervises_it() {
     let log = log_path("no-restart");
     let client = builder().connect_stdio(command("modern", &log).restart_on_exit(false)).await.unwrap();
+    assert!(!client.is_closed());
     let err = client.call_tool("crash", ()).await.unwrap_err();
     assert!(matches!(err, Error::Closed), "{err}");
+    assert!(client.is_closed(), "known closed without a request");
     let err = client.all_tools().await.unwrap_err();
     assert!(matches!(err, Error::Closed), "no new process answers: {err}");
     let discovered = methods(&log).iter().filter(|m| *m == "server/discover").count();

@@ -20,6 +20,8 @@ mod identity;
 mod lists;
 mod rest;
 mod supervise;
+#[cfg(test)]
+mod tests;
 
 use identity::Identities;
 pub(crate) use lists::{Hints, Lists};
@@ -210,7 +212,8 @@ impl Upstream {
     /// A connected client for one request: of a pool, the process with the fewest requests in
     /// flight (the first of those on a tie); or why none is connected.
     pub(crate) fn lease(&self) -> Result<Lease, String> {
-        self.lease_where(|_| true).ok_or_else(|| self.up().err().unwrap_or_default())
+        // Up, with no member to lease: each connected process ended, unnoticed yet.
+        self.lease_where(|_| true).ok_or_else(|| self.up().err().unwrap_or_else(|| "its process ended".to_owned()))
     }
 
     /// A connection for one request made for `caller`: the shared one (`identity = "gateway"`),
@@ -293,7 +296,9 @@ impl Upstream {
         let mut best: Option<(usize, Client, &Member)> = None;
         for member in &self.members {
             let Some(client) = member.state.lock().expect("not poisoned").client.clone() else { continue };
-            if !usable(&client) {
+            // A process that ended is passed over before its supervisor replaces it: a call
+            // sent to it would fail unsent.
+            if !usable(&client) || client.is_closed() {
                 continue;
             }
             let load = member.in_flight.load(Ordering::Relaxed);

@@ -23,7 +23,7 @@ use super::results::{decode, read_result, result_type_is, tool_result};
 use super::{Call, Client, tool_arguments};
 use crate::core::{Answer, Wants};
 use crate::error::Error;
-use crate::transport::TransportKind;
+use crate::transport::{Transport, TransportKind};
 
 impl Client {
     /// `server/discover` (modern era), served from the cache while its `ttlMs` lasts.
@@ -465,6 +465,20 @@ impl Client {
         let discovered: DiscoverResult = decode("server/discover", &result)?;
         self.settle_modern(self.protocol_version(), Some((&result, discovered)));
         Ok(())
+    }
+
+    /// Whether the connection is known to be gone without asking: a stdio server whose process
+    /// ended and that no request will start again ([`StdioCommand::restart_on_exit`]`(false)`,
+    /// as when something else supervises it). Every request on it fails [`Error::Closed`]. A
+    /// connection over HTTP is never known closed; [`check_alive`](Self::check_alive) asks.
+    ///
+    /// [`StdioCommand::restart_on_exit`]: crate::StdioCommand::restart_on_exit
+    pub fn is_closed(&self) -> bool {
+        #[cfg(feature = "stdio")]
+        if let Transport::Stdio(stdio) = &*self.transport() {
+            return !stdio.restarts_on_exit() && !stdio.is_alive();
+        }
+        false
     }
 
     /// Asks a legacy server for log messages at or above `level` for the rest of the session
