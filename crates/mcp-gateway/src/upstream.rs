@@ -212,7 +212,7 @@ impl Upstream {
     /// A connected client for one request: of a pool, the process with the fewest requests in
     /// flight (the first of those on a tie); or why none is connected.
     pub(crate) fn lease(&self) -> Result<Lease, String> {
-        // Up, with no member to lease: each connected process ended, unnoticed yet.
+        // Up, with no member to lease: each connected process of a pool ended, unnoticed yet.
         self.lease_where(|_| true).ok_or_else(|| self.up().err().unwrap_or_else(|| "its process ended".to_owned()))
     }
 
@@ -296,9 +296,9 @@ impl Upstream {
         let mut best: Option<(usize, Client, &Member)> = None;
         for member in &self.members {
             let Some(client) = member.state.lock().expect("not poisoned").client.clone() else { continue };
-            // A process that ended is passed over before its supervisor replaces it: a call
-            // sent to it would fail unsent.
-            if !usable(&client) || client.is_closed() {
+            // Of a pool, a process that ended is passed over before its supervisor replaces it: a
+            // call sent to it would fail unsent. (A lone connection has nothing to pass over to.)
+            if !usable(&client) || (self.members.len() > 1 && client.is_closed()) {
                 continue;
             }
             let load = member.in_flight.load(Ordering::Relaxed);

@@ -4,9 +4,8 @@ use super::*;
 
 /// mcp-client's scripted stdio server in the 2026-07-28 era (its tool `crash` ends the process),
 /// supervised by someone else, as the gateway's processes are.
-fn scripted_server(name: &str) -> mcp_client::StdioCommand {
+fn scripted_server(log: &std::path::Path) -> mcp_client::StdioCommand {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-client/tests/support/stdio_server.py");
-    let log = std::env::temp_dir().join(format!("mcp-gateway-lease-{}-{name}.log", std::process::id()));
     mcp_client::StdioCommand::new("python3").arg(script).arg("modern").arg(log).restart_on_exit(false)
 }
 
@@ -19,11 +18,14 @@ async fn a_pool_member_whose_process_ended_is_passed_over_before_its_supervisor_
     let config = crate::config::Config::from_toml("[[upstream]]\nname = \"p\"\ncommand = [\"x\"]\npool = 2\n").unwrap();
     let upstream = Upstream::new(config.upstreams[0].clone());
     // Connected by hand: no supervisor runs, so nothing replaces a process that ends.
+    let logs: Vec<_> = (0..2)
+        .map(|n| std::env::temp_dir().join(format!("mcp-gateway-lease-{}-{n}.log", std::process::id())))
+        .collect();
     let mut clients = Vec::new();
-    for (n, member) in upstream.members.iter().enumerate() {
+    for (member, log) in upstream.members.iter().zip(&logs) {
         let client = Client::builder("lease-test", "1.0")
             .probe_timeout(Duration::from_secs(10))
-            .connect_stdio(scripted_server(&n.to_string()))
+            .connect_stdio(scripted_server(log))
             .await
             .unwrap();
         member.state.lock().unwrap().client = Some(client.clone());
@@ -44,4 +46,5 @@ async fn a_pool_member_whose_process_ended_is_passed_over_before_its_supervisor_
     assert!(matches!(crashed, mcp_client::Error::Closed), "{crashed}");
     let none = upstream.lease().err().expect("no process is left");
     assert_eq!(none, "its process ended");
+    logs.iter().for_each(|log| drop(std::fs::remove_file(log)));
 }
