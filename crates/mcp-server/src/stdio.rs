@@ -51,8 +51,9 @@ pub async fn serve_stdio(server: Server) -> std::io::Result<()> {
 /// reading while the server is behind (it waits for room in the server's inbox), and is left to
 /// end with the process if the server stops first. stdout is written with blocking writes (it is
 /// never made non-blocking, so a stray `println!` elsewhere in the process is never refused with
-/// `EAGAIN`): on the runtime when stdout is a pipe with room for the whole batch (one `poll` and
-/// one `write`, no thread to wake for each answer), else on the blocking pool.
+/// `EAGAIN`): on the runtime when stdout is a pipe with room for the whole batch (on Linux one
+/// `pwritev2` with `RWF_NOWAIT`, elsewhere a `poll` and a `write`: no thread to wake for each
+/// answer), else on the blocking pool.
 pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> std::io::Result<()> {
     let (outbox, from_server) = mpsc::channel::<String>(64);
     let max_line = config.max_line_bytes;
@@ -356,7 +357,6 @@ impl WriteNow for StdoutNow {
             || len > PIPE_BUF
             || self.writing.load(Ordering::Acquire)
             || self.queue.capacity() < self.queue.max_capacity()
-            || !stdout_has_room()
         {
             return false;
         }
@@ -365,7 +365,7 @@ impl WriteNow for StdoutNow {
             self.batch.extend_from_slice(message.as_bytes());
             self.batch.push(b'\n');
         }
-        write_stdout(&self.batch).is_ok()
+        matches!(write_stdout_now(&self.batch), Ok(true))
     }
 }
 
@@ -387,9 +387,7 @@ async fn write_lines(mut from_server: mpsc::Receiver<String>, writing: Arc<Atomi
             batch.extend_from_slice(message.as_bytes());
             batch.push(b'\n');
         }
-        if pipe && batch.len() <= PIPE_BUF && stdout_has_room() {
-            write_stdout(&batch)?;
-        } else {
+        if !(pipe && batch.len() <= PIPE_BUF && write_stdout_now(&batch)?) {
             let written = tokio::task::spawn_blocking(move || write_stdout(&batch).map(|()| batch));
             batch = written.await.map_err(std::io::Error::other)??;
         }
@@ -428,6 +426,67 @@ fn stdout_is_pipe() -> bool {
     false
 }
 
+/// Writes `batch` (at most `PIPE_BUF` bytes) to the stdout pipe if that cannot block: `Ok(true)`
+/// when written, `Ok(false)` when the pipe has no free buffer now (nothing written). Linux is asked
+/// in the write itself (`RWF_NOWAIT`, which a pipe honours since 5.x): one system call an answer.
+/// Where the kernel refuses the flag (remembered), and on other systems, a `poll` asks first.
+#[cfg(unix)]
+fn write_stdout_now(batch: &[u8]) -> std::io::Result<bool> {
+    use std::io::Write as _;
+    debug_assert!(batch.len() <= PIPE_BUF);
+    // Held across the write: whatever a stray `print!` left in std's buffer goes first.
+    let mut out = std::io::stdout().lock();
+    out.flush()?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsFd as _;
+        static REFUSED: AtomicBool = AtomicBool::new(false);
+        if !REFUSED.load(Ordering::Relaxed) {
+            match write_nowait(out.as_fd(), batch) {
+                // A pipe takes such a batch whole; anything else is finished as any write is.
+                Ok(written) => return out.write_all(batch.get(written..).unwrap_or_default()).map(|()| true),
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return Ok(false),
+                Err(error) if matches!(error.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS)) => {
+                    REFUSED.store(true, Ordering::Relaxed);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+    if !stdout_has_room() {
+        return Ok(false);
+    }
+    out.write_all(batch)?;
+    out.flush()?;
+    Ok(true)
+}
+
+#[cfg(not(unix))]
+fn write_stdout_now(_: &[u8]) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// One `pwritev2` of `batch` to `fd` with `RWF_NOWAIT`: `WouldBlock` where it would wait. A write
+/// of at most `PIPE_BUF` bytes to a pipe is whole or nothing.
+#[cfg(target_os = "linux")]
+fn write_nowait(fd: std::os::fd::BorrowedFd<'_>, batch: &[u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd as _;
+    let iov = libc::iovec { iov_base: batch.as_ptr().cast_mut().cast(), iov_len: batch.len() };
+    loop {
+        // SAFETY: one iovec over `batch`, which outlives the call; the kernel only reads it.
+        let written = unsafe { libc::pwritev2(fd.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+        match usize::try_from(written) {
+            Ok(written) => return Ok(written),
+            Err(_) => {
+                let error = std::io::Error::last_os_error();
+                if error.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+        }
+    }
+}
+
 /// Whether the stdout pipe has a free buffer now (`poll` with no wait).
 #[cfg(unix)]
 fn stdout_has_room() -> bool {
@@ -435,11 +494,6 @@ fn stdout_has_room() -> bool {
     // SAFETY: one valid pollfd, a count of one, and no wait.
     let ready = unsafe { libc::poll(&mut stdout, 1, 0) };
     ready == 1 && stdout.revents & libc::POLLOUT != 0 && stdout.revents & (libc::POLLERR | libc::POLLHUP) == 0
-}
-
-#[cfg(not(unix))]
-fn stdout_has_room() -> bool {
-    false
 }
 
 /// The error for a line too long to read: its `id` is unknown, so the response has none.
@@ -464,6 +518,33 @@ fn invalid_utf8_error(error: &std::str::Utf8Error) -> String {
 mod tests {
     use super::*;
     use futures::FutureExt as _;
+
+    /// A batch to a pipe with no room is refused whole, without waiting: the pipe then holds
+    /// every byte of the batches it took and none of the refused one.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_write_that_would_wait_is_refused_whole() {
+        use std::os::fd::AsFd as _;
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let batch: Vec<u8> = (0..PIPE_BUF - 7).map(|at| b'a' + (at % 26) as u8).collect();
+        let mut taken = 0;
+        let refused = loop {
+            match write_nowait(writer.as_fd(), &batch) {
+                Ok(written) => {
+                    assert_eq!(written, batch.len(), "a batch within PIPE_BUF is written whole");
+                    taken += 1;
+                }
+                Err(error) => break error,
+            }
+            assert!(taken < 1 << 12, "a pipe has room for fewer batches than this");
+        };
+        assert_eq!(refused.kind(), std::io::ErrorKind::WouldBlock, "{refused}");
+        assert!(taken > 0, "an empty pipe takes a batch");
+        drop(writer);
+        let mut read = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut read).unwrap();
+        assert_eq!(read, batch.repeat(taken));
+    }
 
     /// What `Lines` gives for `input`, written through a pipe that holds `chunk` bytes at a time.
     async fn read_all(input: &'static [u8], chunk: usize, max_line: usize) -> Vec<String> {
