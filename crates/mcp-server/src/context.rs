@@ -45,8 +45,8 @@ pub(crate) struct Inner<S: ?Sized> {
     pub era: Era,
     /// A constant where this server knows the version (every one it negotiates).
     pub protocol_version: Cow<'static, str>,
-    pub client_capabilities: Box<ClientCapabilities>,
-    pub client_info: Option<Box<Implementation>>,
+    pub client_capabilities: Arc<ClientCapabilities>,
+    pub client_info: Option<Arc<Implementation>>,
     pub log_level: Option<LoggingLevel>,
     pub progress_token: Option<ProgressToken>,
     pub sink: crate::message::Sink,

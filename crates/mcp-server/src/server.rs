@@ -45,6 +45,7 @@ use typed::{Source, Typed};
 
 mod binding;
 mod builder;
+mod caller_meta;
 mod decoded;
 mod handshake;
 mod lane;
@@ -64,6 +65,7 @@ mod versions;
 mod visibility;
 mod walk;
 pub use builder::{BuildError, ServerBuilder};
+use caller_meta::CallerMeta;
 use decoded::call_meta;
 use mcp_types::ext::skills::{
     DIRECTORY_MIME_TYPE, GetSkillRequestParams, GetSkillResult, ListSkillsRequestParams, ListSkillsResult,
@@ -408,6 +410,7 @@ impl Server {
         id: &RequestId,
         version: Cow<'static, str>,
         call: Decoded,
+        meta: Option<CallerMeta>,
         mirrors: Option<&Mirrors>,
     ) -> Result<Reply, Rejection> {
         if let (Decoded::CallTool(params, text), Some(mirrors)) = (&call, mirrors)
@@ -420,7 +423,7 @@ impl Server {
             headers::check_params(mirrors, &expected, &arguments)
                 .map_err(|e| bad_request(error_codes::HEADER_MISMATCH, e))?;
         }
-        Ok(self.dispatch(session, id.clone(), Era::Modern, version, call))
+        Ok(self.dispatch(session, id.clone(), Era::Modern, version, call, meta))
     }
 
     /// Whether this server serves a method of the generated `ClientRequest` (every other method
@@ -473,17 +476,24 @@ impl Server {
 
     // ---------------------------------------------------------------- serving, both eras
 
-    /// A request's `_meta`, for its handler's context. A tool call's is moved out of its params
-    /// when nothing else sees them (a route of its own with no middleware, which is given only
-    /// the arguments); any other is copied, as layers, route middleware and sources get the
-    /// params whole.
-    fn request_meta(&self, call: &mut Decoded) -> RequestMetaObject {
-        if let Decoded::CallTool(params, _) = call
-            && self.handler_sees_only_arguments(&params.name)
-        {
-            return std::mem::take(&mut params.meta);
+    /// A request's `_meta`, for its handler's context: `read`, where the lane read it apart from
+    /// the params. A tool call's is moved out of its params when nothing else sees them (a route of
+    /// its own with no middleware, which is given only the arguments); any other is copied, as
+    /// layers, route middleware and sources get the params whole (and a call the lane read gets
+    /// its `_meta` put back into them).
+    fn request_meta(&self, call: &mut Decoded, version: &str, read: Option<CallerMeta>) -> CallerMeta {
+        match (call, read) {
+            (Decoded::CallTool(params, _), Some(meta)) => {
+                if !self.handler_sees_only_arguments(&params.name) {
+                    params.meta = meta.to_object(version);
+                }
+                meta
+            }
+            (Decoded::CallTool(params, _), None) if self.handler_sees_only_arguments(&params.name) => {
+                CallerMeta::from(std::mem::take(&mut params.meta))
+            }
+            (call, _) => CallerMeta::from(call_meta(call)),
         }
-        call_meta(call)
     }
 
     fn dispatch(
@@ -493,8 +503,9 @@ impl Server {
         era: Era,
         version: Cow<'static, str>,
         mut call: Decoded,
+        read: Option<CallerMeta>,
     ) -> Reply {
-        let meta = self.request_meta(&mut call);
+        let meta = self.request_meta(&mut call, &version, read);
         let labels = RequestLabels {
             method: call.method(),
             id: &id,
@@ -525,7 +536,7 @@ impl Server {
         id: RequestId,
         era: Era,
         version: Cow<'static, str>,
-        meta: RequestMetaObject,
+        meta: CallerMeta,
         call: Decoded,
         operation: &mut Option<Operation>,
     ) -> Reply {

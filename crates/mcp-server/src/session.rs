@@ -55,8 +55,9 @@ pub struct Session {
 pub(crate) struct Legacy {
     pub version: Option<String>,
     pub initialized: bool,
-    pub client_capabilities: ClientCapabilities,
-    pub client_info: Option<Implementation>,
+    /// Shared with each request's context.
+    pub client_capabilities: Arc<ClientCapabilities>,
+    pub client_info: Option<Arc<Implementation>>,
     pub log_level: Option<LoggingLevel>,
     pub subscriptions: BTreeSet<String>,
 }
@@ -185,8 +186,8 @@ impl Session {
             *legacy = Legacy {
                 version: Some(record.protocol_version),
                 initialized: record.initialized,
-                client_capabilities: record.client_capabilities,
-                client_info: record.client_info,
+                client_capabilities: Arc::new(record.client_capabilities),
+                client_info: record.client_info.map(Arc::new),
                 log_level: record.log_level,
                 subscriptions: record.subscriptions,
             }
@@ -201,8 +202,8 @@ impl Session {
             principal: self.principal.clone(),
             protocol_version: legacy.version?,
             initialized: legacy.initialized,
-            client_capabilities: legacy.client_capabilities,
-            client_info: legacy.client_info,
+            client_capabilities: Arc::unwrap_or_clone(legacy.client_capabilities),
+            client_info: legacy.client_info.map(Arc::unwrap_or_clone),
             log_level: legacy.log_level,
             subscriptions: legacy.subscriptions,
         })

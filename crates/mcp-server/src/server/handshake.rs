@@ -22,8 +22,8 @@ impl Server {
         session.opened(Some(version));
         session.update(|legacy| {
             legacy.version = Some(version.to_owned());
-            legacy.client_capabilities = capabilities;
-            legacy.client_info = client_info;
+            legacy.client_capabilities = Arc::new(capabilities);
+            legacy.client_info = client_info.map(Arc::new);
         });
         // Extensions such as tasks belong to 2026-07-28 and later; MCP Apps is served to hosts of
         // either era (declared in an `extensions` member 2025-11-25 does not define).

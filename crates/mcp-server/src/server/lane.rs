@@ -11,11 +11,12 @@
 //! A request the lane does not take is served by the typed path, which refuses what the lane's
 //! checks refused, in its own words.
 
-use mcp_types::JsonObject;
+use mcp_types::{JsonObject, LoggingLevel, ProgressToken};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::*;
+use crate::server::caller_meta::{CallerMeta, client_parts};
 use crate::server::refusals::{MetaView, ModernView};
 
 #[cfg(test)]
@@ -54,13 +55,49 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&
     <&RawValue>::deserialize(deserializer).map(Some)
 }
 
+/// A modern `_meta` with no member but those the 2026-07-28 revision defines: the client's
+/// capabilities and identity kept as text (decoded once a client, `caller_meta`), the rest read.
+/// Any other `_meta` is read by the generated decode.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModernMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    version: Cow<'a, str>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
+    capabilities: &'a RawValue,
+    /// `null` too is kept, as text (the generated decode refuses it).
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default, deserialize_with = "present")]
+    info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default, deserialize_with = "some")]
+    log_level: Option<LoggingLevel>,
+    #[serde(rename = "progressToken", default, deserialize_with = "some")]
+    progress_token: Option<ProgressToken>,
+}
+
+/// A member that is present is read as its type (a `null` as the type reads it, as the generated
+/// decode does, not as absent).
+fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+impl<'a> ModernMeta<'a> {
+    /// The version and the [`CallerMeta`]; `None` where the generated decode would refuse the
+    /// client's capabilities or identity.
+    fn read(self) -> Option<(Cow<'a, str>, CallerMeta)> {
+        let (client_capabilities, client_info) = client_parts(self.capabilities, self.info)?;
+        let (log_level, progress_token) = (self.log_level, self.progress_token);
+        let meta = CallerMeta { client_capabilities, client_info, log_level, progress_token, extra: JsonObject::new() };
+        Some((self.version, meta))
+    }
+}
+
 /// A checked `tools/call`, as the lane read it.
 pub(super) struct LaneCall<'a> {
     pub(super) id: RequestId,
     pub(super) name: Cow<'a, str>,
     pub(super) arguments: Option<&'a RawValue>,
     /// The request's `_meta`; a legacy session's is built from what its handshake declared.
-    pub(super) meta: RequestMetaObject,
+    pub(super) meta: CallerMeta,
     pub(super) version: Cow<'static, str>,
     /// A legacy session has set a log level (`logging/setLevel`).
     pub(super) logs: bool,
@@ -106,18 +143,32 @@ impl Server {
         let is_call = |jsonrpc: &str, method: &str| jsonrpc == "2.0" && method == "tools/call";
         match era {
             Era::Modern => {
-                let envelope: Envelope<'_, Params<'_, RequestMetaObject>> = serde_json::from_str(text).ok()?;
-                if !is_call(&envelope.jsonrpc, &envelope.method) {
-                    return None;
-                }
-                let params = envelope.params;
+                // A `_meta` with other members (or none that fit) is read again, whole.
+                let (id, name, arguments, version, meta) = match serde_json::from_str(text) {
+                    Ok(Envelope::<'_, Params<'_, ModernMeta<'_>>> { jsonrpc, id, method, params }) => {
+                        if !is_call(&jsonrpc, &method) {
+                            return None;
+                        }
+                        let Params { name, arguments, meta } = params;
+                        let (version, meta) = meta.read()?;
+                        (id, name, arguments, version, meta)
+                    }
+                    Err(_) => {
+                        let envelope: Envelope<'_, Params<'_, RequestMetaObject>> = serde_json::from_str(text).ok()?;
+                        if !is_call(&envelope.jsonrpc, &envelope.method) {
+                            return None;
+                        }
+                        let Params { name, arguments, mut meta } = envelope.params;
+                        let version = Cow::Owned(std::mem::take(&mut meta.protocol_version));
+                        (envelope.id, name, arguments, version, CallerMeta::from(meta))
+                    }
+                };
                 let view = ModernView {
                     method: "tools/call",
-                    meta: Some(MetaView { version: Some(&params.meta.protocol_version), capabilities: true }),
-                    name: Some(&params.name),
+                    meta: Some(MetaView { version: Some(&version), capabilities: true }),
+                    name: Some(&name),
                 };
                 let version = Cow::Borrowed(self.check_modern(&view, mirrors).ok()?);
-                let (id, name, arguments, meta) = (envelope.id, params.name, params.arguments, params.meta);
                 Some(LaneCall { id, name, arguments, meta, version, logs: false })
             }
             Era::Legacy => {
@@ -132,20 +183,13 @@ impl Server {
                     return None;
                 }
                 let handshake = session.read_legacy(|legacy| {
-                    let version = legacy.version.clone()?;
+                    let version = super::settled_version(legacy.version.as_deref()?);
                     let logs = legacy.log_level.is_some();
-                    Some((version, legacy.client_capabilities.clone(), legacy.client_info.clone(), logs))
+                    Some((version, Arc::clone(&legacy.client_capabilities), legacy.client_info.clone(), logs))
                 })?;
-                let (version, capabilities, info, logs) = handshake;
-                let meta = RequestMetaObject {
-                    client_capabilities: Box::new(capabilities),
-                    client_info: info.map(Box::new),
-                    log_level: None,
-                    protocol_version: version,
-                    progress_token: None,
-                    extra,
-                };
-                let version = super::settled_version(&meta.protocol_version);
+                let (version, client_capabilities, client_info, logs) = handshake;
+                let meta =
+                    CallerMeta { client_capabilities, client_info, log_level: None, progress_token: None, extra };
                 let (id, name, arguments) = (envelope.id, params.name, params.arguments);
                 Some(LaneCall { id, name, arguments, meta, version, logs })
             }
@@ -167,17 +211,19 @@ impl Server {
         }
         #[cfg(test)]
         tests::TAKEN.with(|taken| taken.set(taken.get() + 1));
-        let params = CallToolRequestParams::new(call.meta, call.name.into_owned());
+        // The params' `_meta` is filled by `dispatch` where something sees the params whole.
+        let params = CallToolRequestParams::new(Default::default(), call.name.into_owned());
         let decoded = Decoded::CallTool(params, call.arguments.map(RawValue::to_owned));
+        let meta = Some(call.meta);
         Some(match era {
-            Era::Modern => match self.serve_modern(session, &call.id, call.version, decoded, mirrors) {
+            Era::Modern => match self.serve_modern(session, &call.id, call.version, decoded, meta, mirrors) {
                 Ok(reply) => reply,
                 Err(Rejection(error, disposition)) => {
                     crate::telemetry::refused_with(&error);
                     Reply::ready(Outgoing::error_as(Some(&call.id), &error, disposition))
                 }
             },
-            Era::Legacy => self.dispatch(session, call.id, Era::Legacy, call.version, decoded),
+            Era::Legacy => self.dispatch(session, call.id, Era::Legacy, call.version, decoded, meta),
         })
     }
 }

@@ -67,7 +67,7 @@ impl Server {
         let relaying = span.in_scope(|| run::handler(source.relay(call)));
         // What the usual way needs, should the source give the call back.
         let arguments = arguments.map(RawValue::to_owned);
-        let again = CallToolRequestParams::new(meta, name.into_owned());
+        let again = CallToolRequestParams::new(Default::default(), name.into_owned());
         let (sink, rx) = crate::message::sink();
         let open = sink.clone();
         let (server, run_session, run_id) = (self.clone(), Arc::clone(session), id.clone());
@@ -86,7 +86,7 @@ impl Server {
                         }
                     }
                     let mut call = Decoded::CallTool(again, None);
-                    let meta = server.request_meta(&mut call);
+                    let meta = server.request_meta(&mut call, &version, Some(meta));
                     server.run(&run_session, &run_id, era, version, meta, call, sink).await
                 }
                 Err(Error::InputRequired(_)) => {

@@ -22,7 +22,7 @@ impl Server {
         id: RequestId,
         era: Era,
         version: Cow<'static, str>,
-        meta: RequestMetaObject,
+        meta: CallerMeta,
         call: Decoded,
         operation: Option<Operation>,
     ) -> Reply {
@@ -108,7 +108,7 @@ impl Server {
         id: &RequestId,
         era: Era,
         version: Cow<'static, str>,
-        meta: RequestMetaObject,
+        meta: CallerMeta,
         call: Decoded,
         sink: crate::message::Sink,
     ) -> Outgoing {

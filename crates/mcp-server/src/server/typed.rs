@@ -125,7 +125,7 @@ impl Server {
         let id = request.id().clone();
         let served = self.check_modern(&view.view, mirrors).and_then(|version| {
             let call = self.modern_call(request)?;
-            self.serve_modern(session, &id, Cow::Borrowed(version), call, mirrors)
+            self.serve_modern(session, &id, Cow::Borrowed(version), call, None, mirrors)
         });
         Typed::Done(Some(match served {
             Ok(reply) => reply,
@@ -304,7 +304,7 @@ impl Server {
             legacy::ClientRequest::Complete(_) | legacy::ClientRequest::Other(_) => return Typed::Fallback,
             other => return error(&unknown(other.method()).0),
         };
-        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, settled, call)))
+        Typed::Done(Some(self.dispatch(session, id, Era::Legacy, settled, call, None)))
     }
 }
 
@@ -312,15 +312,15 @@ impl Server {
 /// modern request carries.
 struct Handshake {
     version: String,
-    client_capabilities: mcp_types::ClientCapabilities,
-    client_info: Option<mcp_types::Implementation>,
+    client_capabilities: Arc<mcp_types::ClientCapabilities>,
+    client_info: Option<Arc<mcp_types::Implementation>>,
 }
 
 impl Handshake {
     fn meta(self, progress_token: Option<mcp_types::ProgressToken>, extra: JsonObject) -> RequestMetaObject {
         RequestMetaObject {
-            client_capabilities: Box::new(self.client_capabilities),
-            client_info: self.client_info.map(Box::new),
+            client_capabilities: Box::new(Arc::unwrap_or_clone(self.client_capabilities)),
+            client_info: self.client_info.map(|info| Box::new(Arc::unwrap_or_clone(info))),
             log_level: None,
             protocol_version: self.version,
             progress_token,

@@ -116,7 +116,7 @@ impl Server {
         };
         let version = self.check_modern(&view, mirrors)?;
         let call = self.decode(id, method, params)?;
-        self.serve_modern(session, id, Cow::Borrowed(version), call, mirrors)
+        self.serve_modern(session, id, Cow::Borrowed(version), call, None, mirrors)
     }
 
     /// Decodes a request the typed path left to the `Value` walk through the same generated
@@ -207,9 +207,9 @@ impl Server {
             _ => Map::new(),
         };
         meta.insert(PROTOCOL_VERSION.into(), json!(version));
-        meta.insert(CLIENT_CAPABILITIES.into(), serde_json::to_value(&state.client_capabilities).unwrap_or_default());
+        meta.insert(CLIENT_CAPABILITIES.into(), serde_json::to_value(&*state.client_capabilities).unwrap_or_default());
         if let Some(info) = &state.client_info {
-            meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(info).unwrap_or_default());
+            meta.insert("io.modelcontextprotocol/clientInfo".into(), serde_json::to_value(&**info).unwrap_or_default());
         }
         params.insert("_meta".into(), Value::Object(meta));
         let call = match self.decode(&id, method, Some(Value::Object(params))) {
@@ -220,7 +220,7 @@ impl Server {
                 return Reply::ready(Outgoing::error(Some(&id), &error));
             }
         };
-        self.dispatch(session, id, Era::Legacy, super::settled_version(&version), call)
+        self.dispatch(session, id, Era::Legacy, super::settled_version(&version), call, None)
     }
 
     fn initialize(&self, session: &Arc<Session>, id: &RequestId, params: Option<Value>) -> Outgoing {

@@ -273,3 +273,118 @@ fn text_the_lane_lends_reads_as_the_generated_decode_reads_it() {
     let shallow = format!("{}{}", "{\"a\":".repeat(64) + "1", "}".repeat(64));
     assert!(reads_as_decoded(&shallow));
 }
+
+/// A tool source that answers with the `_meta` of the params it is given whole.
+struct MetaSource;
+
+impl crate::dynamic::ToolSource for MetaSource {
+    fn tools(&self, _: &crate::principal::Principal) -> Arc<[Tool]> {
+        Arc::new([Tool::new(serde_json::from_value(json!({"type": "object"})).unwrap(), "seen")])
+    }
+
+    fn call(&self, _: Context, params: CallToolRequestParams) -> crate::dynamic::ToolFuture {
+        Box::pin(std::future::ready(Ok(text_result(serde_json::to_string(&params.meta).unwrap()))))
+    }
+}
+
+/// What a handler's context and a source's params hold of `_meta` through the lane is what the
+/// typed path gives them: from the client's capabilities and identity (decoded once for text
+/// the thread saw last) to members no revision defines, as a client changes them between calls.
+#[tokio::test]
+async fn the_meta_a_handler_sees_through_the_lane_is_the_typed_paths() {
+    let who = |ctx: Context, _: JsonObject| async move {
+        let seen = json!({
+            "info": ctx.client_info(),
+            "capabilities": ctx.client_capabilities(),
+            "level": ctx.log_level(),
+            "version": ctx.protocol_version(),
+        });
+        Ok::<_, Error>(text_result(seen.to_string()))
+    };
+    let any_object = || serde_json::from_value(json!({"type": "object"})).unwrap();
+    let servers = [false, true].map(|layered| {
+        let mut builder = Server::builder("lane", "0.0.0").tool_source(Arc::new(MetaSource));
+        if layered {
+            builder = builder.layer(tower::layer::util::Identity::new());
+        }
+        builder.tool(ToolRoute::raw(Tool::new(any_object(), "who"), who)).build().unwrap()
+    });
+    let version = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    let metas = [
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"a","version":"1"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"b","version":"2","title":"B"}}"#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}},"io.modelcontextprotocol/logLevel":"debug""#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-1-2-01","n":[1.5,-0]"#
+            ),
+            true,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol\/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"c","version":"3"}}"#
+            ),
+            true,
+        ),
+        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"progressToken":"p""#), true),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":null"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"d"}}"#
+            ),
+            false,
+        ),
+        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":[]"#), false),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":null"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientCapabilities":{{}}"#
+            ),
+            false,
+        ),
+    ];
+    // Twice through, so that each text follows another one on this thread.
+    for (meta, expected) in metas.iter().chain(&metas) {
+        for tool in ["who", "seen"] {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{{meta}}}}}}}"#
+            );
+            for (layered, server) in servers.iter().enumerate() {
+                let (lane, typed, taken) = both(server, &text, None, false).await;
+                assert_eq!(lane, typed, "{text} (layered {layered})");
+                assert_eq!(taken, *expected, "{text} (layered {layered})");
+            }
+        }
+    }
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"who","_meta":{{{}}}}}}}"#,
+        metas[1].0
+    );
+    let (lane, _, _) = both(&servers[0], &text, None, false).await;
+    assert!(lane[0].contains(r#"\"name\":\"b\",\"title\":\"B\",\"version\":\"2\""#), "{lane:?}");
+}
