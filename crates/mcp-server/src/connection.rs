@@ -89,7 +89,12 @@ impl Server {
                         }
                         continue;
                     }
-                    let Some(mut reply) = self.handle_bytes(&session, message.as_bytes(), None) else { continue };
+                    // A message comes in as text: not checked as UTF-8 again.
+                    let reply = match self.refusal_before_decode(message.as_bytes()) {
+                        Some(refusal) => Some(refusal),
+                        None => self.handle_measured_text(&session, &message, None),
+                    };
+                    let Some(mut reply) = reply else { continue };
                     // Most replies are complete at once: sent from here, with no task per request,
                     // and written from here when the transport can (`WriteNow`).
                     let waiting = loop {

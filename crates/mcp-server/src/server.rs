@@ -271,13 +271,32 @@ impl Server {
         bytes: &[u8],
         mirrors: Option<&Mirrors>,
     ) -> Option<Reply> {
-        if !bytes.trim_ascii_start().starts_with(b"[")
-            && let Typed::Done(reply) = self.typed(session, Source::Bytes(bytes), mirrors)
+        // Checked as UTF-8 once, whole, rather than string by string as `from_slice` would; text
+        // that is not UTF-8 goes to the `Value` walk, which words the error.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.handle_measured_text(session, text, mirrors),
+            Err(_) => self.walk_bytes(session, bytes, mirrors),
+        }
+    }
+
+    /// [`Server::handle_measured_bytes`] for a message already read as text (a stdio line).
+    pub(crate) fn handle_measured_text(
+        &self,
+        session: &Arc<Session>,
+        text: &str,
+        mirrors: Option<&Mirrors>,
+    ) -> Option<Reply> {
+        if !text.trim_ascii_start().starts_with('[')
+            && let Typed::Done(reply) = self.typed(session, Source::Text(text), mirrors)
         {
             return reply;
         }
-        // A batch, or what the typed decode refused or could not place: the `Value` walk,
-        // which words every refusal.
+        self.walk_bytes(session, text.as_bytes(), mirrors)
+    }
+
+    /// A batch, or what the typed decode refused or could not place: the `Value` walk, which
+    /// words every refusal.
+    fn walk_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
         // Numbers read exactly, as the typed decode reads them.
         let text = std::str::from_utf8(bytes).map_err(|e| e.to_string());
         match text.and_then(|text| mcp_types::free_form_from_str::<Value>(text).map_err(|e| e.to_string())) {

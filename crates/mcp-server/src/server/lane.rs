@@ -109,7 +109,7 @@ impl Server {
     pub(super) fn lane(
         &self,
         session: &Arc<Session>,
-        bytes: &[u8],
+        text: &str,
         mirrors: Option<&Mirrors>,
         era: Era,
     ) -> Option<Reply> {
@@ -120,7 +120,6 @@ impl Server {
         if !self.has_tools() {
             return None;
         }
-        let text = std::str::from_utf8(bytes).ok()?;
         // Any other method is not read twice: a `prompts/get` has the same params, a list's fail
         // late. (A method name written with escapes is left to the typed path.)
         if !text.contains("\"tools/call\"") {

@@ -33,16 +33,15 @@ use crate::{era::Era, server::Server, session::Session};
 /// Where a message comes from: its bytes, or a `Value` a caller already has.
 #[derive(Clone, Copy)]
 pub(crate) enum Source<'a> {
-    Bytes(&'a [u8]),
+    /// A message's text (checked as UTF-8 once, whole, by whoever had its bytes).
+    Text(&'a str),
     Value(&'a Value),
 }
 
 impl Source<'_> {
     fn decode<T: DeserializeOwned>(self) -> Option<T> {
         match self {
-            // Checked as UTF-8 once, whole, rather than string by string as `from_slice` would;
-            // text that is not UTF-8 goes to the `Value` walk, which words the error.
-            Source::Bytes(bytes) => serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok(),
+            Source::Text(text) => serde_json::from_str(text).ok(),
             Source::Value(value) => T::deserialize(value).ok(),
         }
     }
@@ -85,8 +84,8 @@ impl Server {
     // ---------------------------------------------------------------- modern (2026-07-28)
 
     fn typed_modern(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
-        if let Source::Bytes(bytes) = source
-            && let Some(reply) = self.lane(session, bytes, mirrors, Era::Modern)
+        if let Source::Text(text) = source
+            && let Some(reply) = self.lane(session, text, mirrors, Era::Modern)
         {
             return Typed::Done(Some(reply));
         }
@@ -169,9 +168,9 @@ impl Server {
     // ---------------------------------------------------------------- legacy (2024-11-05 … 2025-11-25)
 
     fn typed_legacy(&self, session: &Arc<Session>, source: Source<'_>, mirrors: Option<&Mirrors>) -> Typed {
-        if let Source::Bytes(bytes) = source
+        if let Source::Text(text) = source
             && session.is_initialized_legacy()
-            && let Some(reply) = self.lane(session, bytes, mirrors, Era::Legacy)
+            && let Some(reply) = self.lane(session, text, mirrors, Era::Legacy)
         {
             return Typed::Done(Some(reply));
         }

@@ -188,7 +188,7 @@ async fn the_typed_path_answers_as_the_value_walk() {
                 let walked =
                     drain(server.handle_value(&session(&server, legacy_session), value.clone(), mirrors)).await;
                 let from_bytes = session(&server, legacy_session);
-                match server.typed(&from_bytes, Source::Bytes(text.as_bytes()), mirrors) {
+                match server.typed(&from_bytes, Source::Text(&text), mirrors) {
                     super::Typed::Done(reply) => {
                         typed += 1;
                         assert_eq!(drain(reply).await, walked, "bytes {text} mirrors {mirrors:?}");
