@@ -114,7 +114,9 @@ pub struct InMemorySessionStore(Mutex<Records>);
 
 #[derive(Default)]
 struct Records {
-    by_id: HashMap<String, (SessionRecord, Instant)>,
+    /// By session id: the server's own random ids, so a fast hash is safe (no caller chooses the
+    /// keys). Looked up on every request of a session.
+    by_id: HashMap<String, (SessionRecord, Instant), foldhash::fast::RandomState>,
     saves_since_sweep: usize,
 }
 

@@ -33,7 +33,9 @@ impl ClientKey {
 pub(crate) struct ShareFull;
 
 pub(crate) struct SessionTable<T> {
-    slots: HashMap<String, Slot<T>>,
+    /// By session id. The ids are the server's own random ones (a caller only names one it was
+    /// given), so a fast hash is safe: no caller chooses the keys. Looked up on every request.
+    slots: HashMap<String, Slot<T>, foldhash::fast::RandomState>,
     /// Least recently used first. The counter orders uses within one clock tick.
     by_use: BTreeMap<(Instant, u64), String>,
     per_client: HashMap<ClientKey, usize>,
@@ -48,7 +50,7 @@ struct Slot<T> {
 
 impl<T> Default for SessionTable<T> {
     fn default() -> Self {
-        SessionTable { slots: HashMap::new(), by_use: BTreeMap::new(), per_client: HashMap::new(), uses: 0 }
+        SessionTable { slots: HashMap::default(), by_use: BTreeMap::new(), per_client: HashMap::new(), uses: 0 }
     }
 }
 

@@ -408,10 +408,11 @@ impl Server {
         text: Option<&RawValue>,
         writes_out: bool,
     ) -> Result<ToolAnswer, Error> {
-        if let (Some(text), None) = (text, self.tool(&params.name)) {
+        let entry = self.tool(&params.name);
+        if let (Some(text), None) = (text, entry) {
             params.arguments = Some(decoded::arguments_from_text(text)?);
         }
-        let Some(entry) = self.tool(&params.name) else {
+        let Some(entry) = entry else {
             return match &self.inner.tool_source {
                 Some(source) => {
                     let support = source.task_support(&params.name);
