@@ -23,7 +23,7 @@ use super::results::{decode, read_result, result_type_is, tool_result};
 use super::{Call, Client, tool_arguments};
 use crate::core::{Answer, Wants};
 use crate::error::Error;
-use crate::transport::{Transport, TransportKind};
+use crate::transport::TransportKind;
 
 impl Client {
     /// `server/discover` (modern era), served from the cache while its `ttlMs` lasts.
@@ -474,11 +474,12 @@ impl Client {
     ///
     /// [`StdioCommand::restart_on_exit`]: crate::StdioCommand::restart_on_exit
     pub fn is_closed(&self) -> bool {
-        #[cfg(feature = "stdio")]
-        if let Transport::Stdio(stdio) = &*self.transport() {
-            return !stdio.restarts_on_exit() && !stdio.is_alive();
+        match &*self.transport() {
+            #[cfg(feature = "stdio")]
+            crate::transport::Transport::Stdio(stdio) => !stdio.restarts_on_exit() && !stdio.is_alive(),
+            #[allow(unreachable_patterns)]
+            _ => false,
         }
-        false
     }
 
     /// Asks a legacy server for log messages at or above `level` for the rest of the session
