@@ -947,8 +947,11 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
             runs.push((cell, by_tool));
         }
     }
-    let per_round: Vec<String> =
-        runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(o.0.load.rate(), r.0.load.rate())).collect();
+    let per_round = |figure: fn(&Cell) -> f64| -> String {
+        let ratios = runs[0].iter().zip(&runs[1]).map(|(o, r)| ratio(figure(&o.0), figure(&r.0)));
+        ratios.collect::<Vec<_>>().join(" ")
+    };
+    let (rates, p99s) = (per_round(|c| c.load.rate()), per_round(|c| c.load.percentile(0.99)));
     let [(o, o_by_tool), (r, r_by_tool)] = runs.map(|runs| median_round(runs, |(cell, _)| cell.load.rate()));
     let label = format!("realistic ×{}", args.realistic_clients);
     let bars = [("ours", &o), ("rmcp", &r)].map(|(name, c)| (name, c.load.rate(), c.load.percentile(0.99)));
@@ -974,13 +977,12 @@ async fn realistic_cells(args: &Args, notes: &mut Vec<String>) {
         );
     }
     out!(
-        "| ours/rmcp | {} | {} | {} | {} | {} | each round: {} |",
+        "| ours/rmcp | {} | {} | {} | {} | {} | each round: req/s {rates}; p99 {p99s} |",
         ratio(o.load.rate(), r.load.rate()),
         ratio(o.load.percentile(0.50), r.load.percentile(0.50)),
         ratio(o.load.percentile(0.99), r.load.percentile(0.99)),
         ratio(o.cpu_us_per_request, r.cpu_us_per_request),
         ratio(o.peak_rss as f64, r.peak_rss as f64),
-        per_round.join(" ")
     );
     if args.realistic_tools.len() > 1 {
         out!("\nEach tool's latency in the same rounds:\n");
