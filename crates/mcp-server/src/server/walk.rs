@@ -5,6 +5,34 @@
 use super::*;
 
 impl Server {
+    /// A batch, or what the typed decode refused or could not place: the `Value` walk, which
+    /// words every refusal.
+    pub(super) fn walk_bytes(&self, session: &Arc<Session>, bytes: &[u8], mirrors: Option<&Mirrors>) -> Option<Reply> {
+        // Numbers read exactly, as the typed decode reads them.
+        let text = std::str::from_utf8(bytes).map_err(|e| e.to_string());
+        match text.and_then(|text| mcp_types::free_form_from_str::<Value>(text).map_err(|e| e.to_string())) {
+            Ok(message) => self.handle_value(session, message, mirrors),
+            Err(problem) => {
+                // Valid JSON with a number no `Value` holds exactly (an integer beyond 64 bits).
+                if let Ok(message) = serde_json::from_slice::<Value>(bytes) {
+                    if message.is_object() && message.get("method").is_none() {
+                        tracing::warn!(%problem, "a response from the client was dropped: a number in it cannot be kept");
+                        return None;
+                    }
+                    let id = message.get("id").cloned().and_then(|id| serde_json::from_value::<RequestId>(id).ok());
+                    if message.is_object() && id.is_none() {
+                        return None;
+                    }
+                    let at = refusals::unkept_number_at(bytes).unwrap_or_default();
+                    let error = ErrorObject::invalid_params(format!("Invalid params: at `{at}`: {problem}"));
+                    return Some(Reply::ready(Outgoing::error_as(id.as_ref(), &error, Disposition::BadRequest)));
+                }
+                let error = ErrorObject::parse_error(format!("Parse error: {problem}"));
+                Some(Reply::ready(Outgoing::error_as(None, &error, Disposition::BadRequest)))
+            }
+        }
+    }
+
     /// [`Server::handle`] on a message the typed decode refused or could not place: walks the
     /// `Value` to find what is wrong with it (or serves it, as a batch element or one that only
     /// `serde_json::Value` reads, e.g. with a member given twice).
