@@ -11,7 +11,6 @@ use serde_json::value::RawValue;
 
 use super::*;
 
-#[derive(Clone, Default)]
 pub(crate) struct CallerMeta {
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
