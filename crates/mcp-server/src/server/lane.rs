@@ -13,10 +13,12 @@
 
 use mcp_types::{JsonObject, LoggingLevel, ProgressToken};
 use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::*;
 use crate::server::caller_meta::{CallerMeta, client_parts};
+use crate::server::raw_results::Name;
 use crate::server::refusals::{MetaView, ModernView};
 
 #[cfg(test)]
@@ -55,29 +57,71 @@ fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&
     <&RawValue>::deserialize(deserializer).map(Some)
 }
 
-/// A modern `_meta` with no member but those the 2026-07-28 revision defines: the client's
-/// capabilities and identity kept as text (decoded once a client, `caller_meta`), the rest read.
-/// Any other `_meta` is read by the generated decode.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A modern `_meta`, in one pass: the client's capabilities and identity kept as text (decoded
+/// once a client, `caller_meta`), the other members the 2026-07-28 revision defines read, and
+/// every member it does not define (a trace context, say) read as the generated decode reads it,
+/// numbers exact. A defined member given twice or a required one missing is an error, and then the
+/// generated decode reads the `_meta` (and refuses it in its own words).
 struct ModernMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
     version: Cow<'a, str>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
     capabilities: &'a RawValue,
     /// `null` too is kept, as text (the generated decode refuses it).
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default, deserialize_with = "present")]
     info: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", default, deserialize_with = "some")]
     log_level: Option<LoggingLevel>,
-    #[serde(rename = "progressToken", default, deserialize_with = "some")]
     progress_token: Option<ProgressToken>,
+    extra: JsonObject,
 }
 
-/// A member that is present is read as its type (a `null` as the type reads it, as the generated
-/// decode does, not as absent).
-fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(deserializer).map(Some)
+impl<'de> Deserialize<'de> for ModernMeta<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ModernMetaVisitor)
+    }
+}
+
+struct ModernMetaVisitor;
+
+impl<'de> Visitor<'de> for ModernMetaVisitor {
+    type Value = ModernMeta<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a `RequestMetaObject` object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+        const CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+        let (mut version, mut capabilities, mut info, mut log_level, mut progress_token) =
+            (None, None, None, None, None);
+        let mut extra = JsonObject::new();
+        while let Some(Name(key)) = map.next_key()? {
+            // A member that is present is read as its type: a `null` as the type reads it (as the
+            // generated decode does), not as absent.
+            match &*key {
+                VERSION => once(&mut version, map.next_value::<Name<'de>>()?.0, VERSION)?,
+                CAPABILITIES => once(&mut capabilities, map.next_value()?, CAPABILITIES)?,
+                "io.modelcontextprotocol/clientInfo" => once(&mut info, map.next_value()?, "clientInfo")?,
+                "io.modelcontextprotocol/logLevel" => once(&mut log_level, map.next_value()?, "logLevel")?,
+                "progressToken" => once(&mut progress_token, map.next_value()?, "progressToken")?,
+                _ => {
+                    let text: &RawValue = map.next_value()?;
+                    let value = mcp_types::free_form_from_str::<Value>(text.get()).map_err(de::Error::custom)?;
+                    extra.insert(key.into_owned(), value);
+                }
+            }
+        }
+        Ok(ModernMeta {
+            version: version.ok_or_else(|| de::Error::missing_field(VERSION))?,
+            capabilities: capabilities.ok_or_else(|| de::Error::missing_field(CAPABILITIES))?,
+            info,
+            log_level,
+            progress_token,
+            extra,
+        })
+    }
+}
+
+fn once<T, E: de::Error>(slot: &mut Option<T>, value: T, name: &'static str) -> Result<(), E> {
+    if slot.replace(value).is_some() { Err(E::duplicate_field(name)) } else { Ok(()) }
 }
 
 impl<'a> ModernMeta<'a> {
@@ -85,8 +129,8 @@ impl<'a> ModernMeta<'a> {
     /// client's capabilities or identity.
     fn read(self) -> Option<(Cow<'a, str>, CallerMeta)> {
         let (client_capabilities, client_info) = client_parts(self.capabilities, self.info)?;
-        let (log_level, progress_token) = (self.log_level, self.progress_token);
-        let meta = CallerMeta { client_capabilities, client_info, log_level, progress_token, extra: JsonObject::new() };
+        let (log_level, progress_token, extra) = (self.log_level, self.progress_token, self.extra);
+        let meta = CallerMeta { client_capabilities, client_info, log_level, progress_token, extra };
         Some((self.version, meta))
     }
 }
@@ -153,6 +197,8 @@ impl Server {
                         (id, name, arguments, version, meta)
                     }
                     Err(_) => {
+                        #[cfg(test)]
+                        tests::REREAD.with(|reread| reread.set(reread.get() + 1));
                         let envelope: Envelope<'_, Params<'_, RequestMetaObject>> = serde_json::from_str(text).ok()?;
                         if !is_call(&envelope.jsonrpc, &envelope.method) {
                             return None;

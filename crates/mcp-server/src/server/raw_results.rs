@@ -154,7 +154,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
 }
 
 /// A member's name, borrowed from the text unless it has escapes.
-struct Name<'a>(Cow<'a, str>);
+pub(super) struct Name<'a>(pub(super) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

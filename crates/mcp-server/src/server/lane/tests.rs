@@ -18,6 +18,8 @@ thread_local! {
     pub(super) static TAKEN: Cell<usize> = const { Cell::new(0) };
     /// The lane is closed on this thread: every request goes the typed path's way.
     pub(super) static CLOSED: Cell<bool> = const { Cell::new(false) };
+    /// How many modern `_meta`s the lane's first read refused and read again, whole.
+    pub(super) static REREAD: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The arguments of `get_weather`, decoded into a type of the handler's own.
@@ -315,69 +317,78 @@ async fn the_meta_a_handler_sees_through_the_lane_is_the_typed_paths() {
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"a","version":"1"}}"#
             ),
-            true,
+            (true, false),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"b","version":"2","title":"B"}}"#
             ),
-            true,
+            (true, false),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}},"io.modelcontextprotocol/logLevel":"debug""#
             ),
-            true,
+            (true, false),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-1-2-01","n":[1.5,-0]"#
             ),
-            true,
+            (true, false),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol\/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"c","version":"3"}}"#
             ),
-            true,
+            (true, false),
         ),
-        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"progressToken":"p""#), true),
+        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"progressToken":"p""#), (true, false)),
+        (
+            format!(
+                r#""k":1,{version},"\u0074race":"t","io.modelcontextprotocol/clientCapabilities":{{}},"k":{{"deep":[true,null,1.0,-0.0]}}"#
+            ),
+            (true, false),
+        ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":null"#
             ),
-            false,
+            (false, false),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"d"}}"#
             ),
-            false,
+            (false, false),
         ),
-        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":[]"#), false),
+        (format!(r#"{version},"io.modelcontextprotocol/clientCapabilities":[]"#), (false, false)),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/logLevel":null"#
             ),
-            false,
+            (false, true),
         ),
         (
             format!(
                 r#"{version},"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientCapabilities":{{}}"#
             ),
-            false,
+            (false, true),
         ),
     ];
     // Twice through, so that each text follows another one on this thread.
-    for (meta, expected) in metas.iter().chain(&metas) {
+    for (meta, (expected, reread)) in metas.iter().chain(&metas) {
         for tool in ["who", "seen"] {
             let text = format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{{meta}}}}}}}"#
             );
             for (layered, server) in servers.iter().enumerate() {
+                let before = REREAD.with(Cell::get);
                 let (lane, typed, taken) = both(server, &text, None, false).await;
                 assert_eq!(lane, typed, "{text} (layered {layered})");
                 assert_eq!(taken, *expected, "{text} (layered {layered})");
+                // Only a `_meta` the lane's reader refuses is read twice.
+                assert_eq!(REREAD.with(Cell::get) > before, *reread, "{text} (layered {layered})");
             }
         }
     }
