@@ -63,14 +63,17 @@ impl Transport {
         }
     }
 
+    /// An HTTP exchange's future (hyper's and reqwest's inside) runs to kilobytes: it is boxed here,
+    /// so that every future holding a request's (a call's, a proxy's relay) stays small and cheap
+    /// to move.
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
         match self {
             #[cfg(feature = "stdio")]
-            Transport::Stdio(t) => t.request(core, out).await,
+            Transport::Stdio(t) => Box::pin(t.request(core, out)).await,
             #[cfg(feature = "http")]
-            Transport::Http(t) => t.request(core, out).await,
+            Transport::Http(t) => Box::pin(t.request(core, out)).await,
             #[cfg(feature = "http")]
-            Transport::LegacySse(t) => t.request(core, out).await,
+            Transport::LegacySse(t) => Box::pin(t.request(core, out)).await,
         }
     }
 
