@@ -5,7 +5,10 @@
 //! whose annotations are not known yet) is left to the usual call, sent again from the start.
 
 use mcp_types::{ClientCapabilities, JsonObject, RawResult, RequestId, error_codes};
-use serde::ser::{Serialize, SerializeMap as _, Serializer};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::Instrument as _;
 
@@ -13,7 +16,7 @@ use super::era::Era;
 use super::options::CallOptions;
 use super::results::{check_result_type, result_type_is};
 use super::{Client, META_CAPS, META_INFO, META_VERSION, declared, raw_json};
-use crate::core::{Answer, Meta, MetaText, Wants};
+use crate::core::{Answer, MetaText, Wants};
 use crate::error::Error;
 use crate::telemetry;
 use crate::transport::TransportKind;
@@ -40,27 +43,79 @@ struct Message<'a> {
     fixed: [Option<(&'static str, MetaText<'a>)>; 3],
 }
 
-impl Serialize for Message<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Params<'a>(&'a Message<'a>);
-        impl Serialize for Params<'_> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut map = serializer.serialize_map(None)?;
-                map.serialize_entry("name", self.0.name)?;
-                if let Some(arguments) = self.0.arguments {
-                    map.serialize_entry("arguments", arguments)?;
-                }
-                map.serialize_entry("_meta", &Meta { meta: self.0.meta, fixed: &self.0.fixed })?;
-                map.end()
+impl Message<'_> {
+    /// The request's text, the bytes [`crate::core::request_message`] writes for the same call.
+    /// Written piece by piece: its constant names go out as they are, not escape-checked byte by
+    /// byte, and the arguments and the prepared `_meta` members are text already.
+    fn text(&self) -> String {
+        let arguments = self.arguments.map_or(0, |arguments| arguments.get().len());
+        let fixed = self.fixed.iter().flatten();
+        let text_len = |value: &MetaText<'_>| match value {
+            MetaText::Str(text) => text.len() + 2,
+            MetaText::Json(json) => json.get().len(),
+        };
+        let fixed_len: usize = fixed.clone().map(|(name, value)| name.len() + text_len(value) + 4).sum();
+        let mut out = Vec::with_capacity(96 + self.name.len() + arguments + fixed_len);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        write_json(&mut out, self.id);
+        out.extend_from_slice(br#","method":"tools/call","params":{"name":"#);
+        write_json(&mut out, self.name);
+        if let Some(arguments) = self.arguments {
+            out.extend_from_slice(br#","arguments":"#);
+            out.extend_from_slice(arguments.get().as_bytes());
+        }
+        out.extend_from_slice(br#","_meta":{"#);
+        let mut first = true;
+        let mut separate = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+        };
+        for (name, value) in self.meta.iter().filter(|(name, _)| !fixed.clone().any(|(fixed, _)| fixed == name)) {
+            separate(&mut out);
+            write_json(&mut out, name);
+            out.push(b':');
+            write_json(&mut out, value);
+        }
+        for (name, value) in fixed {
+            separate(&mut out);
+            // The fixed names are the revision's own, with nothing to escape.
+            out.push(b'"');
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            match value {
+                MetaText::Str(text) => write_json(&mut out, text),
+                MetaText::Json(json) => out.extend_from_slice(json.get().as_bytes()),
             }
         }
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("jsonrpc", "2.0")?;
-        map.serialize_entry("id", self.id)?;
-        map.serialize_entry("method", "tools/call")?;
-        map.serialize_entry("params", &Params(self))?;
-        map.end()
+        out.extend_from_slice(b"}}}");
+        String::from_utf8(out).expect("each piece is UTF-8")
     }
+}
+
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(out, value).expect("names, ids and JSON values always serialize");
+}
+
+/// The capabilities a relayed call declares, as text: the last ones this thread wrote. A proxy
+/// relays the calls of callers that declare the same capabilities call after call, so they are
+/// encoded once, not cloned, encoded and dropped per call. The text is the value's encoding and
+/// nothing else, whoever declared it.
+fn declared_text(capabilities: &ClientCapabilities, tasks: bool) -> Arc<RawValue> {
+    thread_local! {
+        static LAST: RefCell<Option<(ClientCapabilities, bool, Arc<RawValue>)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| {
+        if let Some((kept, kept_tasks, text)) = last
+            && *kept_tasks == tasks
+            && kept == capabilities
+        {
+            return Arc::clone(text);
+        }
+        let text: Arc<RawValue> = Arc::from(raw_json(&declared(capabilities.clone(), tasks)));
+        *last = Some((capabilities.clone(), tasks, Arc::clone(&text)));
+        text
+    })
 }
 
 impl Client {
@@ -95,7 +150,7 @@ impl Client {
         let mut meta = JsonObject::new();
         operation.inject(&mut meta);
         let tasks = self.inner.config.tasks;
-        let capabilities = raw_json(&declared(capabilities.clone(), tasks));
+        let capabilities = declared_text(capabilities, tasks);
         let info = self.inner.client_info_json.as_deref();
         let timeout = timeout.unwrap_or(self.inner.config.request_timeout);
         let exchange = |id: RequestId| {
@@ -105,12 +160,12 @@ impl Client {
                 arguments,
                 meta: &meta,
                 fixed: [
-                    Some((META_CAPS, MetaText::Json(&capabilities))),
+                    Some((META_CAPS, MetaText::Json(&*capabilities))),
                     info.map(|info| (META_INFO, MetaText::Json(info))),
                     Some((META_VERSION, MetaText::Str(&version))),
                 ],
             };
-            let message = serde_json::to_string(&message).expect("names, ids and JSON text always serialize");
+            let message = message.text();
             let headers = vec![
                 ("MCP-Protocol-Version".to_owned(), version.clone()),
                 ("Mcp-Method".to_owned(), "tools/call".to_owned()),
@@ -195,5 +250,74 @@ impl Client {
         }
         let annotations = self.inner.tool_annotations.lock().unwrap();
         !annotations.may_be_missing(name) && annotations.invalid(name).is_none() && annotations.headers(name).is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The relayed request is the request the usual call writes for the same call, whatever its
+    /// id, name, arguments and `_meta` (a member of the caller's `_meta` that a prepared one
+    /// names is left out, as there).
+    #[test]
+    fn a_relayed_request_is_the_usual_calls_request() {
+        let capabilities = RawValue::from_string(r#"{"elicitation":{}}"#.to_owned()).unwrap();
+        let info = RawValue::from_string(r#"{"name":"gw","version":"1"}"#.to_owned()).unwrap();
+        let arguments = RawValue::from_string(r#"{"a":1,"b":[2.5,"x\"y"],"c":{"d":null}}"#.to_owned()).unwrap();
+        let mut traced = JsonObject::new();
+        traced.insert("traceparent".into(), json!("00-1-2-01"));
+        traced.insert("w\"eird".into(), json!({"n": [1, -2]}));
+        let mut shadowing = JsonObject::new();
+        shadowing.insert(META_VERSION.into(), json!("1999-01-01"));
+        shadowing.insert("z".into(), json!(true));
+        let ids = [RequestId::from(7), RequestId::from("ab\"c".to_owned())];
+        for id in &ids {
+            for name in ["add", "na\u{e9}me \"quoted\"\n"] {
+                for arguments in [None, Some(&*arguments)] {
+                    for meta in [&JsonObject::new(), &traced, &shadowing] {
+                        for info in [None, Some(&*info)] {
+                            let fixed = [
+                                Some((META_CAPS, MetaText::Json(&capabilities))),
+                                info.map(|info| (META_INFO, MetaText::Json(info))),
+                                Some((META_VERSION, MetaText::Str("2026-07-28"))),
+                            ];
+                            let text = Message { id, name, arguments, meta, fixed }.text();
+                            let mut params = JsonObject::new();
+                            params.insert("name".into(), name.into());
+                            if let Some(arguments) = arguments {
+                                params.insert("arguments".into(), serde_json::from_str(arguments.get()).unwrap());
+                            }
+                            let usual = crate::core::request_message(id, "tools/call", &params, meta, &fixed);
+                            let parsed = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+                            assert_eq!(parsed(&text), parsed(&usual), "{text}\n{usual}");
+                        }
+                    }
+                }
+            }
+        }
+        let fixed =
+            [Some((META_CAPS, MetaText::Json(&capabilities))), None, Some((META_VERSION, MetaText::Str("2026-07-28")))];
+        let text = Message { id: &ids[0], name: "add", arguments: Some(&arguments), meta: &shadowing, fixed }.text();
+        assert_eq!(
+            text,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":[2.5,"x\"y"],"c":{"d":null}},"_meta":{"z":true,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+        );
+    }
+
+    /// The capabilities' text is the encoding of what each call declares, when they change from
+    /// call to call too.
+    #[test]
+    fn declared_capabilities_are_each_calls_own() {
+        let none = ClientCapabilities::default();
+        let mut asking = ClientCapabilities::default();
+        asking.elicitation = Some(Default::default());
+        for (capabilities, tasks) in [(&none, false), (&none, false), (&asking, false), (&none, true), (&asking, true)]
+        {
+            let expected = raw_json(&declared(capabilities.clone(), tasks));
+            assert_eq!(declared_text(capabilities, tasks).get(), expected.get());
+        }
     }
 }
