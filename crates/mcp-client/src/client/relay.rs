@@ -160,7 +160,7 @@ impl Client {
                 arguments,
                 meta: &meta,
                 fixed: [
-                    Some((META_CAPS, MetaText::Json(&*capabilities))),
+                    Some((META_CAPS, MetaText::Json(&capabilities))),
                     info.map(|info| (META_INFO, MetaText::Json(info))),
                     Some((META_VERSION, MetaText::Str(&version))),
                 ],
@@ -312,8 +312,7 @@ mod tests {
     #[test]
     fn declared_capabilities_are_each_calls_own() {
         let none = ClientCapabilities::default();
-        let mut asking = ClientCapabilities::default();
-        asking.elicitation = Some(Default::default());
+        let asking = ClientCapabilities { elicitation: Some(Default::default()), ..Default::default() };
         for (capabilities, tasks) in [(&none, false), (&none, false), (&asking, false), (&none, true), (&asking, true)]
         {
             let expected = raw_json(&declared(capabilities.clone(), tasks));
