@@ -1,14 +1,22 @@
-//! The default innermost HTTP sender for a plain `http://` endpoint: hyper-util's pooled client,
-//! with a kept connection per upstream, instead of `reqwest::Client::execute`.
+//! The default innermost HTTP sender for a plain `http://` endpoint: hyper's HTTP/1 connections to
+//! the endpoint, kept in a pool of this sender's own, instead of `reqwest::Client::execute`.
 //!
 //! reqwest does work on every request that a client sending to one fixed URL needs once: it
 //! parses the `Url` into an `http::Uri` (`try_uri`), parses the response's URL back from that
 //! `Uri` (its redirect layer records it on every response, whatever the policy), and clones the
 //! request's headers twice; hyper-util then formats the `Host` header from the `Uri`. Here the
 //! endpoint's `Uri` and `Host` are prepared once per connection and reused whenever a request's
-//! `Url` is that endpoint (a string comparison; another URL is parsed), the body's bytes go to
-//! hyper as they are, and the response is handed back as a `reqwest::Response`, so that the
-//! layers above (the user's, OAuth) see the same types.
+//! `Url` is that endpoint (a string comparison; another URL is parsed, and one on another server is
+//! sent with hyper-util's pooled client), the body's bytes go to hyper as they are, and the response is handed back as a
+//! `reqwest::Response`, so that the layers above (the user's, OAuth) see the same types.
+//!
+//! The endpoint server's pool ([`Pool`]) is a list of idle connections: one is taken for a request and
+//! given back when its response's body has been read to the end, from the task reading it. A
+//! general pool (hyper-util's) hashes the host and port on each checkout and return, and spawns a
+//! task per request to give the connection back; a sender with one endpoint needs neither. A
+//! request that a kept connection refused unsent (it was closing) is sent once more on a new one,
+//! as hyper-util does; a response dropped before its end closes its connection. A connection idle
+//! past the idle timeout is closed when the pool is next used.
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
 //! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
@@ -23,12 +31,13 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::Uri;
+use http_body::Body as _;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -44,10 +53,15 @@ pub(crate) struct LeanSender {
 }
 
 struct Inner {
+    /// For URLs other than the endpoint's.
     hyper: HyperClient<HttpConnector, reqwest::Body>,
-    /// The endpoint, its `Uri` parsed once, and the `Host` header hyper-util would write for it.
+    connector: HttpConnector,
+    pool: Arc<Pool>,
+    /// The endpoint, its `Uri` parsed once (and its path, which an HTTP/1 request line carries),
+    /// and the `Host` header hyper-util would write for it.
     url: Url,
     uri: Uri,
+    path: Uri,
     host: HeaderValue,
     /// Everything this sender does not do itself (see the module's documentation).
     fallback: reqwest::Client,
@@ -78,8 +92,11 @@ impl LeanSender {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(idle_timeout)
-            .build(connector);
-        Some(LeanSender { inner: Arc::new(Inner { hyper, url: url.clone(), uri, host, fallback }) })
+            .build(connector.clone());
+        let path = origin_form(&uri);
+        let pool = Arc::new(Pool { idle: Mutex::new(Vec::new()), idle_timeout });
+        let url = url.clone();
+        Some(LeanSender { inner: Arc::new(Inner { hyper, connector, pool, url, uri, path, host, fallback }) })
     }
 }
 
@@ -128,18 +145,27 @@ impl Inner {
         // What a redirect needs: cheap (the body's bytes are shared, not copied). Without the
         // endpoint's `Host`, which would follow the redirect to another host.
         let kept = headers.clone();
-        if endpoint && let http::header::Entry::Vacant(entry) = headers.entry(HOST) {
+        // The endpoint's server: its kept connections, and its `Host`.
+        let pooled = endpoint || (uri.scheme() == self.uri.scheme() && uri.authority() == self.uri.authority());
+        if pooled && let http::header::Entry::Vacant(entry) = headers.entry(HOST) {
             entry.insert(self.host.clone());
         }
         let mut outgoing = http::Request::new(reqwest::Body::from(body.clone()));
         *outgoing.method_mut() = method.clone();
-        *outgoing.uri_mut() = uri;
         *outgoing.headers_mut() = headers;
         let url = request.url().clone();
-        let response = match self.hyper.request(outgoing).await {
-            Ok(response) => response,
-            Err(error) => return Err(Box::new(SendError { url, source: error })),
+        let sent = if pooled {
+            *outgoing.uri_mut() = if endpoint { self.path.clone() } else { origin_form(&uri) };
+            self.send_to_endpoint(outgoing).await.map(|(response, returned)| {
+                let (parts, body) = response.into_parts();
+                http::Response::from_parts(parts, Returning { body, returned })
+            })
+        } else {
+            *outgoing.uri_mut() = uri;
+            let response = self.hyper.request(outgoing).await.map_err(BoxError::from);
+            response.map(|response| response.map(|body| Returning { body, returned: None }))
         };
+        let response = sent.map_err(|source| SendError { url: url.clone(), source })?;
         let status = response.status();
         if is_redirect(status) && response.headers().contains_key(LOCATION) {
             // Sent again whole: reqwest's policy follows the redirect from here.
@@ -148,6 +174,48 @@ impl Inner {
             return self.whole_to_fallback(again, body).await;
         }
         Ok(response_of(response, url))
+    }
+
+    /// Sends `request` on a kept connection to the endpoint, or a new one; and what gives the
+    /// connection back once the response's body is read.
+    async fn send_to_endpoint(
+        &self,
+        mut request: http::Request<reqwest::Body>,
+    ) -> Result<(http::Response<hyper::body::Incoming>, Option<Checkin>), BoxError> {
+        let mut kept = self.pool.checkout().await;
+        loop {
+            let reused = kept.is_some();
+            let mut sender = match kept.take() {
+                Some(sender) => sender,
+                None => self.connect().await?,
+            };
+            match sender.try_send_request(request).await {
+                // A response with no body (a notification's `202`) is over: nothing will read it.
+                Ok(response) if response.body().is_end_stream() => {
+                    self.pool.checkin(sender);
+                    return Ok((response, None));
+                }
+                Ok(response) => return Ok((response, Some(Checkin { sender, pool: Arc::clone(&self.pool) }))),
+                // A kept connection that was closing: the request was not written, so it is sent
+                // once more, on a new connection.
+                Err(mut refused) if reused && refused.message().is_some() => {
+                    request = refused.take_message().expect("the request came back");
+                }
+                Err(refused) => return Err(refused.into_error().into()),
+            }
+        }
+    }
+
+    /// A new HTTP/1 connection to the endpoint, served by a task of its own.
+    async fn connect(&self) -> Result<hyper::client::conn::http1::SendRequest<reqwest::Body>, BoxError> {
+        let io = tower::ServiceExt::oneshot(self.connector.clone(), self.uri.clone()).await?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "an HTTP connection to the endpoint ended");
+            }
+        });
+        Ok(sender)
     }
 
     /// Sends a request this sender does not handle through the `reqwest::Client`, its body put
@@ -161,6 +229,80 @@ impl Inner {
         *request.body_mut() = Some(reqwest::Body::from(body));
         Ok(self.fallback.execute(request).await?)
     }
+}
+
+/// The endpoint's idle connections, the latest given back last.
+struct Pool {
+    idle: Mutex<Vec<(hyper::client::conn::http1::SendRequest<reqwest::Body>, Instant)>>,
+    idle_timeout: Duration,
+}
+
+impl Pool {
+    /// The connection given back last that is still open and not idle too long; the others
+    /// looked at are closed. (One given back at its response's end may take a moment to be ready
+    /// for the next request: its connection's task finishes the response first.)
+    async fn checkout(&self) -> Option<hyper::client::conn::http1::SendRequest<reqwest::Body>> {
+        loop {
+            let (mut sender, since) = self.idle.lock().expect("not poisoned").pop()?;
+            if !sender.is_closed() && since.elapsed() < self.idle_timeout && sender.ready().await.is_ok() {
+                return Some(sender);
+            }
+        }
+    }
+
+    fn checkin(&self, sender: hyper::client::conn::http1::SendRequest<reqwest::Body>) {
+        if sender.is_closed() {
+            return;
+        }
+        let now = Instant::now();
+        let mut idle = self.idle.lock().expect("not poisoned");
+        idle.retain(|(_, since)| now.duration_since(*since) < self.idle_timeout);
+        idle.push((sender, now));
+    }
+}
+
+/// Gives a connection back to the pool.
+struct Checkin {
+    sender: hyper::client::conn::http1::SendRequest<reqwest::Body>,
+    pool: Arc<Pool>,
+}
+
+/// A response's body that gives its connection back when it has been read to the end (the
+/// connection is then free for the next request); dropped before, the connection is closed.
+struct Returning {
+    body: hyper::body::Incoming,
+    returned: Option<Checkin>,
+}
+
+impl http_body::Body for Returning {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
+        let frame = Pin::new(&mut self.body).poll_frame(cx);
+        let over = matches!(frame, Poll::Ready(None))
+            || (matches!(frame, Poll::Ready(Some(Ok(_)))) && self.body.is_end_stream());
+        if over && let Some(Checkin { sender, pool }) = self.returned.take() {
+            pool.checkin(sender);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// What an HTTP/1 request line carries of `uri`: its path and query.
+fn origin_form(uri: &Uri) -> Uri {
+    uri.path_and_query().map_or_else(|| Uri::from_static("/"), |path| Uri::from(path.clone()))
 }
 
 /// The `Host` header of a request to `uri`, as hyper-util writes it when a request has none: the
@@ -212,11 +354,12 @@ fn into_bytes(mut body: reqwest::Body) -> Bytes {
 }
 
 /// A request that could not be sent, or whose response did not arrive: as reqwest words it,
-/// with hyper-util's error (and its sources: the refused connection, the closed one) as source.
+/// with hyper's or hyper-util's error (and its sources: the refused connection, the closed one) as
+/// source.
 #[derive(Debug)]
 struct SendError {
     url: Url,
-    source: hyper_util::client::legacy::Error,
+    source: BoxError,
 }
 
 impl fmt::Display for SendError {
@@ -227,7 +370,7 @@ impl fmt::Display for SendError {
 
 impl std::error::Error for SendError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        Some(&*self.source)
     }
 }
 
@@ -360,6 +503,145 @@ mod tests {
         let other = url.join("/elsewhere").unwrap();
         let response = lean.clone().oneshot(post(&other, "x")).await.unwrap();
         assert_eq!(response.text().await.unwrap(), format!("POST x accept=*/* auth=false host={}", url.authority()));
+    }
+
+    /// A server on loopback that answers each connection's first request with `response` and
+    /// then closes it (without saying so in the response); its URL and accepted connections.
+    async fn serve_once_per_connection(response: &'static str) -> (Url, Arc<AtomicUsize>) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = Url::parse(&format!("http://{}/mcp", listener.local_addr().unwrap())).unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buffer = [0u8; 1024];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        let Ok(n @ 1..) = stream.read(&mut buffer).await else { return };
+                        request.extend_from_slice(&buffer[..n]);
+                    }
+                    let _ = stream.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    /// A kept connection that its server closed is not sent on again: each request reaches the
+    /// server (on a new connection).
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_not_used_again() {
+        let (url, accepted) = serve_once_per_connection("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await;
+        let lean = lean(&url);
+        for _ in 0..5 {
+            let response = lean.clone().oneshot(reqwest::Request::new(Method::GET, url.clone())).await.unwrap();
+            assert_eq!(response.text().await.unwrap(), "ok");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    }
+
+    /// A response read to its end gives its connection back, one with no body at once (a
+    /// notification's `202`, which nothing reads); one dropped before its end does not, and a
+    /// response in progress keeps its connection from the next request.
+    #[tokio::test]
+    async fn a_connection_is_reused_once_its_response_is_over() {
+        let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let finished = Arc::new(tokio::sync::Mutex::new(Some(finished)));
+        let router = axum::Router::new()
+            .route("/mcp", axum::routing::any(echo))
+            .route("/accepted", axum::routing::any(|| async { StatusCode::ACCEPTED }))
+            .route(
+                "/stream",
+                axum::routing::any(move || {
+                    let finished = finished.clone();
+                    async move {
+                        let finished = finished.lock().await.take();
+                        let rest = futures::stream::once(async move {
+                            if let Some(finished) = finished {
+                                let _ = finished.await;
+                            }
+                            Ok::<_, std::convert::Infallible>("end")
+                        });
+                        let body = futures::StreamExt::chain(futures::stream::iter([Ok("start ")]), rest);
+                        axum::body::Body::from_stream(body)
+                    }
+                }),
+            );
+        let (url, accepted) = serve(router).await;
+        let lean = lean(&url);
+        for _ in 0..3 {
+            let response = lean.clone().oneshot(post(&url.join("/accepted").unwrap(), "note")).await.unwrap();
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1, "a response with no body gives its connection back");
+        let mut streaming = lean.clone().oneshot(post(&url.join("/stream").unwrap(), "")).await.unwrap();
+        assert_eq!(streaming.chunk().await.unwrap().unwrap(), "start ");
+        let response = lean.clone().oneshot(post(&url, "while streaming")).await.unwrap();
+        assert!(response.text().await.unwrap().starts_with("POST while streaming"));
+        assert_eq!(accepted.load(Ordering::SeqCst), 2, "the streaming response keeps its connection");
+        finish.send(()).unwrap();
+        assert_eq!(streaming.chunk().await.unwrap().unwrap(), "end");
+        assert!(streaming.chunk().await.unwrap().is_none());
+        for i in 0..4 {
+            let response = lean.clone().oneshot(post(&url, &format!("after {i}"))).await.unwrap();
+            assert!(response.text().await.unwrap().starts_with(&format!("POST after {i}")));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2, "both connections are kept");
+        // Dropped before its end: its connection is not given back, and a new one is opened.
+        let (url2, accepted2) = serve(axum::Router::new().route(
+            "/mcp",
+            axum::routing::any(|| async {
+                let endless = futures::stream::repeat_with(|| Ok::<_, std::convert::Infallible>("x".repeat(1024)));
+                axum::body::Body::from_stream(endless)
+            }),
+        ))
+        .await;
+        let lean2 = LeanSender::for_endpoint(&url2, reqwest::Client::new(), Duration::from_secs(90)).unwrap();
+        let mut endless = lean2.clone().oneshot(post(&url2, "")).await.unwrap();
+        assert!(endless.chunk().await.unwrap().is_some());
+        drop(endless);
+        let mut again = lean2.clone().oneshot(post(&url2, "")).await.unwrap();
+        assert!(again.chunk().await.unwrap().is_some());
+        assert_eq!(accepted2.load(Ordering::SeqCst), 2);
+    }
+
+    /// A connection idle past the idle timeout is not used again.
+    #[tokio::test]
+    async fn an_idle_connection_past_its_timeout_is_closed() {
+        let (url, accepted) = serve(axum::Router::new().route("/mcp", axum::routing::any(echo))).await;
+        let lean = LeanSender::for_endpoint(&url, reqwest::Client::new(), Duration::from_millis(50)).unwrap();
+        for _ in 0..2 {
+            let response = lean.clone().oneshot(post(&url, "x")).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            response.bytes().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(120)).await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// Concurrent requests each get a connection, and every one is kept for later requests.
+    #[tokio::test]
+    async fn concurrent_requests_each_get_a_connection() {
+        let (url, accepted) = serve(axum::Router::new().route("/mcp", axum::routing::any(echo))).await;
+        let lean = lean(&url);
+        let calls = (0..8).map(|i| {
+            let (lean, url) = (lean.clone(), url.clone());
+            async move { lean.oneshot(post(&url, &format!("c{i}"))).await.unwrap().text().await.unwrap() }
+        });
+        let answers = futures::future::join_all(calls).await;
+        for (i, answer) in answers.iter().enumerate() {
+            assert!(answer.starts_with(&format!("POST c{i} ")), "{answer}");
+        }
+        let opened = accepted.load(Ordering::SeqCst);
+        assert!((1..=8).contains(&opened), "{opened}");
+        for i in 0..16 {
+            let answer = lean.clone().oneshot(post(&url, &format!("s{i}"))).await.unwrap().text().await.unwrap();
+            assert!(answer.starts_with(&format!("POST s{i} ")), "{answer}");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), opened, "later requests reuse the kept connections");
     }
 
     #[test]
