@@ -67,7 +67,8 @@ fn says_only_complete(text: &str) -> bool {
     if crate::json_text::may_escape_ascii(text) {
         return false;
     }
-    let Some(at) = text.find(NAME) else { return false };
+    // memchr's search: `str::find` sets up a two-way search for each call.
+    let Some(at) = memchr::memmem::find(text.as_bytes(), NAME.as_bytes()) else { return false };
     let rest = &text[at + NAME.len()..];
     if rest.contains(NAME) {
         return false;

@@ -48,7 +48,10 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
     // Written as text: each piece is already UTF-8, so the whole is not checked again.
     let mut json = String::with_capacity(result.len() + server_info.map_or(0, str::len) + 128);
     json.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    json.push_str(&serde_json::to_string(id).ok()?);
+    match id {
+        RequestId::Integer(n) => json.push_str(itoa::Buffer::new().format(*n)),
+        id => json.push_str(&serde_json::to_string(id).ok()?),
+    }
     json.push_str(",\"result\":{");
     let mut object = Object::new();
     if era == Era::Modern && named("resultType") == 0 {
@@ -75,20 +78,22 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
 /// `_meta` without the source's identity, with `server_info` if given; left out if empty.
 fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
     let Members(members) = serde_json::from_str(meta).ok()?;
-    let mut inner = String::with_capacity(meta.len() + server_info.map_or(0, str::len) + 2);
-    inner.push('{');
+    // Written in place, and taken back if it has no member.
+    let (start, before) = (json.len(), Object { empty: object.empty });
+    object.member(json, "_meta", "{");
     let mut written = Object::new();
     for (key, value) in &members {
         if key != SERVER_INFO {
-            written.member(&mut inner, key, value.get());
+            written.member(json, key, value.get());
         }
     }
     if let Some(info) = server_info {
-        written.member(&mut inner, SERVER_INFO, info);
+        written.member(json, SERVER_INFO, info);
     }
-    inner.push('}');
-    if !written.is_empty() {
-        object.member(json, "_meta", &inner);
+    json.push('}');
+    if written.is_empty() {
+        json.truncate(start);
+        *object = before;
     }
     Some(())
 }
@@ -204,8 +209,10 @@ mod tests {
             let options = Options { server_info_in_results: info_in_results, ..Default::default() };
             let server = Server::builder("t", "1").options(options).build().unwrap();
             for text in RESULTS {
-                for era in [Era::Modern, Era::Legacy] {
-                    let id = RequestId::Integer(7.into());
+                let ids =
+                    [RequestId::Integer(7.into()), RequestId::Integer(-12_345_678_901_234), RequestId::from("a\"b")];
+                for (era, id) in [Era::Modern, Era::Legacy].into_iter().flat_map(|era| ids.clone().map(|id| (era, id)))
+                {
                     let raw = mcp_types::RawResult::from_text((*text).to_owned()).unwrap();
                     let mut typed: mcp_types::CallToolResult = raw.decode().unwrap();
                     let written = server.respond_raw_tool(&id, era, raw);
