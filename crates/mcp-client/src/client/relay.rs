@@ -4,10 +4,10 @@
 //! cannot give (an input round, another protocol version, the `Mcp-Param-*` headers of a tool
 //! whose annotations are not known yet) is left to the usual call, sent again from the start.
 
-use mcp_types::{ClientCapabilities, JsonObject, RawResult, RequestId, error_codes};
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use mcp_types::{ClientCapabilities, JsonObject, RawResult, RequestId, error_codes};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tracing::Instrument as _;

@@ -6,17 +6,18 @@
 //! `Uri` (its redirect layer records it on every response, whatever the policy), and clones the
 //! request's headers twice; hyper-util then formats the `Host` header from the `Uri`. Here the
 //! endpoint's `Uri` and `Host` are prepared once per connection and reused whenever a request's
-//! `Url` is that endpoint (a string comparison; another URL is parsed, and one on another server is
-//! sent with hyper-util's pooled client), the body's bytes go to hyper as they are, and the response is handed back as a
-//! `reqwest::Response`, so that the layers above (the user's, OAuth) see the same types.
+//! `Url` is that endpoint (a string comparison; another URL is parsed, and one on another server
+//! is sent with hyper-util's pooled client), the body's bytes go to hyper as they are, and the
+//! response is handed back as a `reqwest::Response`, so that the layers above (the user's, OAuth)
+//! see the same types.
 //!
-//! The endpoint server's pool ([`Pool`]) is a list of idle connections: one is taken for a request and
-//! given back when its response's body has been read to the end, from the task reading it. A
-//! general pool (hyper-util's) hashes the host and port on each checkout and return, and spawns a
-//! task per request to give the connection back; a sender with one endpoint needs neither. A
-//! request that a kept connection refused unsent (it was closing) is sent once more on a new one,
-//! as hyper-util does; a response dropped before its end closes its connection. A connection idle
-//! past the idle timeout is closed when the pool is next used.
+//! The endpoint server's pool ([`Pool`]) is a list of idle connections: one is taken for a
+//! request and given back when its response's body has been read to the end, from the task
+//! reading it. A general pool (hyper-util's) hashes the host and port on each checkout and
+//! return, and spawns a task per request to give the connection back; a sender with one endpoint
+//! needs neither. A request that a kept connection refused unsent (it was closing) is sent once
+//! more on a new one, as hyper-util does; a response dropped before its end closes its
+//! connection. A connection idle past the idle timeout is closed when the pool is next used.
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
 //! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
