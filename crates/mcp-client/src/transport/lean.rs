@@ -17,7 +17,8 @@
 //! return, and spawns a task per request to give the connection back; a sender with one endpoint
 //! needs neither. A request that a kept connection refused unsent (it was closing) is sent once
 //! more on a new one, as hyper-util does; a response dropped before its end closes its
-//! connection. A connection idle past the idle timeout is closed when the pool is next used.
+//! connection. A connection idle past the idle timeout is closed by the pool's sweeper, a task
+//! that runs while any connection is idle.
 //!
 //! What reqwest's default client does that matters here is kept: `Accept: */*` when a request
 //! names none, TCP no-delay and keep-alive, a 90 s pool idle timeout (or the builder's), and its
@@ -95,7 +96,7 @@ impl LeanSender {
             .pool_idle_timeout(idle_timeout)
             .build(connector.clone());
         let path = origin_form(&uri);
-        let pool = Arc::new(Pool { idle: Mutex::new(Vec::new()), idle_timeout });
+        let pool = Arc::new(Pool { idle: Mutex::default(), idle_timeout });
         let url = url.clone();
         Some(LeanSender { inner: Arc::new(Inner { hyper, connector, pool, url, uri, path, host, fallback }) })
     }
@@ -232,10 +233,17 @@ impl Inner {
     }
 }
 
-/// The endpoint's idle connections, the latest given back last.
+/// The endpoint's idle connections, the latest given back last. While any is idle, a sweeper task
+/// closes those idle past the timeout; it ends when none is left, or with the pool.
 struct Pool {
-    idle: Mutex<Vec<(hyper::client::conn::http1::SendRequest<reqwest::Body>, Instant)>>,
+    idle: Mutex<Idle>,
     idle_timeout: Duration,
+}
+
+#[derive(Default)]
+struct Idle {
+    connections: Vec<(hyper::client::conn::http1::SendRequest<reqwest::Body>, Instant)>,
+    sweeping: bool,
 }
 
 impl Pool {
@@ -244,21 +252,40 @@ impl Pool {
     /// for the next request: its connection's task finishes the response first.)
     async fn checkout(&self) -> Option<hyper::client::conn::http1::SendRequest<reqwest::Body>> {
         loop {
-            let (mut sender, since) = self.idle.lock().expect("not poisoned").pop()?;
+            let (mut sender, since) = self.idle.lock().expect("not poisoned").connections.pop()?;
             if !sender.is_closed() && since.elapsed() < self.idle_timeout && sender.ready().await.is_ok() {
                 return Some(sender);
             }
         }
     }
 
-    fn checkin(&self, sender: hyper::client::conn::http1::SendRequest<reqwest::Body>) {
+    fn checkin(self: &Arc<Self>, sender: hyper::client::conn::http1::SendRequest<reqwest::Body>) {
         if sender.is_closed() {
             return;
         }
-        let now = Instant::now();
         let mut idle = self.idle.lock().expect("not poisoned");
-        idle.retain(|(_, since)| now.duration_since(*since) < self.idle_timeout);
-        idle.push((sender, now));
+        idle.connections.push((sender, Instant::now()));
+        if !idle.sweeping
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            idle.sweeping = true;
+            runtime.spawn(Pool::sweep(Arc::downgrade(self), self.idle_timeout));
+        }
+    }
+
+    /// Closes the connections idle past the timeout, once a timeout, while any is idle.
+    async fn sweep(pool: std::sync::Weak<Pool>, every: Duration) {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(pool) = pool.upgrade() else { return };
+            let mut idle = pool.idle.lock().expect("not poisoned");
+            let now = Instant::now();
+            idle.connections.retain(|(_, since)| now.duration_since(*since) < pool.idle_timeout);
+            if idle.connections.is_empty() {
+                idle.sweeping = false;
+                return;
+            }
+        }
     }
 }
 
@@ -621,6 +648,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(120)).await;
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        // Closed with no request after it: the sweeper empties the pool, and then ends.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let idle = lean.inner.pool.idle.lock().unwrap();
+        assert!(idle.connections.is_empty() && !idle.sweeping);
     }
 
     /// Concurrent requests each get a connection, and every one is kept for later requests.

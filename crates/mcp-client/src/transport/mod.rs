@@ -63,9 +63,9 @@ impl Transport {
         }
     }
 
-    /// An HTTP exchange's future (hyper's and reqwest's inside) runs to kilobytes: it is boxed here,
-    /// so that every future holding a request's (a call's, a proxy's relay) stays small and cheap
-    /// to move.
+    /// A transport's exchange is boxed here (an HTTP one, with hyper's and reqwest's futures inside,
+    /// runs to kilobytes), so that every future holding a request's (a call's, a proxy's relay)
+    /// stays small and cheap to move.
     pub async fn request(&self, core: &Arc<Core>, out: Outgoing) -> Result<Reply, Error> {
         match self {
             #[cfg(feature = "stdio")]

@@ -79,7 +79,7 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
 fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
     let Members(members) = serde_json::from_str(meta).ok()?;
     // Written in place, and taken back if it has no member.
-    let (start, before) = (json.len(), Object { empty: object.empty });
+    let (start, before) = (json.len(), *object);
     object.member(json, "_meta", "{");
     let mut written = Object::new();
     for (key, value) in &members {
@@ -99,6 +99,7 @@ fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: O
 }
 
 /// Whether an object being written has members yet: a comma goes before each but the first.
+#[derive(Clone, Copy)]
 struct Object {
     empty: bool,
 }
