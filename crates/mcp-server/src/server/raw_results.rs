@@ -40,7 +40,7 @@ impl Server {
 /// identity's JSON) in `_meta`, and whether it says `isError: true`; `None` when the members
 /// cannot be written out as they are.
 fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) -> Option<(String, bool)> {
-    let Members(members) = serde_json::from_str(result).ok()?;
+    let members = members(result)?;
     let named = |name: &str| members.iter().filter(|(key, _)| key == name).count();
     if named("resultType") > 1 || named("_meta") > 1 || named("isError") > 1 {
         return None;
@@ -55,16 +55,16 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
     json.push_str(",\"result\":{");
     let mut object = Object::new();
     if era == Era::Modern && named("resultType") == 0 {
-        object.member(&mut json, "resultType", "\"complete\"");
+        object.plain_member(&mut json, "resultType", "\"complete\"");
     }
     let mut is_error = false;
     for (key, value) in &members {
         match &**key {
             "resultType" | "ttlMs" | "cacheScope" if era == Era::Legacy => {}
-            "_meta" => write_meta(&mut json, &mut object, value.get(), server_info)?,
+            "_meta" => write_meta(&mut json, &mut object, value, server_info)?,
             name => {
-                is_error |= name == "isError" && value.get() == "true";
-                object.member(&mut json, name, value.get());
+                is_error |= name == "isError" && *value == "true";
+                object.member(&mut json, key, value);
             }
         }
     }
@@ -77,18 +77,18 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
 
 /// `_meta` without the source's identity, with `server_info` if given; left out if empty.
 fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
-    let Members(members) = serde_json::from_str(meta).ok()?;
+    let members = members(meta)?;
     // Written in place, and taken back if it has no member.
     let (start, before) = (json.len(), *object);
-    object.member(json, "_meta", "{");
+    object.plain_member(json, "_meta", "{");
     let mut written = Object::new();
     for (key, value) in &members {
         if key != SERVER_INFO {
-            written.member(json, key, value.get());
+            written.member(json, key, value);
         }
     }
     if let Some(info) = server_info {
-        written.member(json, SERVER_INFO, info);
+        written.plain_member(json, SERVER_INFO, info);
     }
     json.push('}');
     if written.is_empty() {
@@ -113,23 +113,164 @@ impl Object {
         self.empty
     }
 
-    /// Writes `"name":value`, `value` being JSON text.
-    fn member(&mut self, json: &mut String, name: &str, value: &str) {
-        if !self.empty {
-            json.push(',');
+    /// Writes `"name":value`, `value` being JSON text and `name` a member's name as [`members`]
+    /// gives it: borrowed, it is written as it was (with nothing to escape); owned, it was
+    /// unescaped, and is escaped again.
+    #[expect(clippy::ptr_arg, reason = "whether the name is borrowed is what tells how to write it")]
+    fn member(&mut self, json: &mut String, name: &Cow<'_, str>, value: &str) {
+        match name {
+            Cow::Borrowed(name) => self.plain_member(json, name, value),
+            Cow::Owned(name) => {
+                self.separate(json);
+                json.push_str(&serde_json::to_string(name).expect("a string encodes"));
+                json.push(':');
+                json.push_str(value);
+            }
         }
-        self.empty = false;
-        // A name that needs no escape is written as it came; one that does, escaped again.
-        if name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-            json.push_str(&serde_json::to_string(name).expect("a string encodes"));
-        } else {
-            json.push('"');
-            json.push_str(name);
-            json.push('"');
-        }
-        json.push(':');
+    }
+
+    /// Writes `"name":value` for a `name` with no character that needs an escape.
+    fn plain_member(&mut self, json: &mut String, name: &str, value: &str) {
+        self.separate(json);
+        json.push('"');
+        json.push_str(name);
+        json.push_str("\":");
         json.push_str(value);
     }
+
+    fn separate(&mut self, json: &mut String) {
+        if !std::mem::replace(&mut self.empty, false) {
+            json.push(',');
+        }
+    }
+}
+
+/// The members of an object's text, in order: each name (unescaped) and its value's text as it is
+/// spelled; `None` if it is no object. `object` is valid JSON (a [`mcp_types::RawResult`]'s text,
+/// or a member of one), so it is split where its members end without being checked again; a name
+/// written with escapes sends the whole object to serde_json, which unescapes it.
+fn members(object: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    match split_members(object) {
+        Split::Members(members) => Some(members),
+        Split::EscapedName => {
+            let Members(members) = serde_json::from_str(object).ok()?;
+            Some(members.into_iter().map(|(name, value)| (name, value.get())).collect())
+        }
+        Split::NoObject => None,
+    }
+}
+
+enum Split<'a> {
+    Members(Vec<(Cow<'a, str>, &'a str)>),
+    EscapedName,
+    NoObject,
+}
+
+/// [`members`] for names without escapes, found by scanning the valid text: a value ends at the
+/// first `,` or `}` outside strings at its own depth. Text that is not an object (or not valid,
+/// which a caller never gives) is `NoObject`, never a panic.
+fn split_members(object: &str) -> Split<'_> {
+    let bytes = object.as_bytes();
+    let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return Split::NoObject;
+    }
+    let mut members = Vec::with_capacity(8);
+    at = skip_whitespace(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return if skip_whitespace(bytes, at + 1) == bytes.len() { Split::Members(members) } else { Split::NoObject };
+    }
+    loop {
+        if bytes.get(at) != Some(&b'"') {
+            return Split::NoObject;
+        }
+        let Some(end) = quote_or_escape(bytes, at + 1) else { return Split::NoObject };
+        if bytes[end] == b'\\' {
+            return Split::EscapedName;
+        }
+        let name = &object[at + 1..end];
+        at = skip_whitespace(bytes, end + 1);
+        if bytes.get(at) != Some(&b':') {
+            return Split::NoObject;
+        }
+        let start = skip_whitespace(bytes, at + 1);
+        let Some(length) = bytes.get(start..).and_then(value_length) else { return Split::NoObject };
+        at = start + length;
+        let value = object[start..at].trim_end_matches([' ', '\t', '\n', '\r']);
+        members.push((Cow::Borrowed(name), value));
+        match bytes[at] {
+            b',' => at = skip_whitespace(bytes, at + 1),
+            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Split::Members(members),
+            _ => return Split::NoObject,
+        }
+    }
+}
+
+/// The first byte at or after `at` that is not JSON whitespace (or the end).
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// How far the value at the start of `text` reaches: to the `,` or `}` that ends it, outside its
+/// strings and nested values.
+fn value_length(text: &[u8]) -> Option<usize> {
+    static STRUCTURE: [bool; 256] = bytes_of(b"\"{}[],");
+    let (mut depth, mut at) = (0usize, 0);
+    loop {
+        while !STRUCTURE[usize::from(*text.get(at)?)] {
+            at += 1;
+        }
+        match text[at] {
+            b'"' => loop {
+                at = quote_or_escape(text, at + 1)?;
+                if text[at] == b'"' {
+                    break;
+                }
+                // Past the escaped character.
+                at += 1;
+            },
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' | b',' if depth == 0 => return Some(at),
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+        at += 1;
+    }
+}
+
+/// Where the first `"` or `\` at or after `at` is: eight bytes at a time.
+fn quote_or_escape(text: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let zero_in = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
+    while let Some(chunk) = text.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let found = zero_in(word ^ (ONES * u64::from(b'"'))) | zero_in(word ^ (ONES * u64::from(b'\\')));
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    while let Some(&byte) = text.get(at) {
+        if byte == b'"' || byte == b'\\' {
+            return Some(at);
+        }
+        at += 1;
+    }
+    None
+}
+
+const fn bytes_of(set: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < set.len() {
+        table[set[i] as usize] = true;
+        i += 1;
+    }
+    table
 }
 
 /// An object's members in order, each value's text as it is spelled.
@@ -199,6 +340,50 @@ mod tests {
         r#"{ "content" : [ ] , "vendor" : { "k" : null } , "isError" : false }"#,
         r#"{"content":[],"\u0076endor":"v","ttlMs":5,"cacheScope":"public"}"#,
     ];
+
+    /// The split of a valid object is serde_json's reading of it: the same names, each value's
+    /// text the same value.
+    #[test]
+    fn an_object_is_split_where_serde_json_reads_its_members() {
+        let objects = [
+            "{}",
+            " { } ",
+            r#"{"a":1}"#,
+            "{\r\n \"a\" :\t[ 1 , { \"b\" : \"}]\" } ] ,\"c\":\"x\\\\\",\"d\":{\"e\":[[],{}]},\"f\":-0.5e3 }",
+            r#"{"s":"a \"quoted\" } ], { [ string","t":"\\","u":"\u00e9\n","v":null,"w":true,"x":false}"#,
+            r#"{"deep":[[[{"k":[{"k":"}"}]}]]],"last":{}}"#,
+            r#"{"n\u0061me":1,"name":2}"#,
+            r#"{"a\"b":1}"#,
+            r#"{"é":"ü","ключ":[1]}"#,
+        ];
+        // An escape and a quote at each place in a word of eight bytes, and names of each length.
+        let shifted = (0..20).flat_map(|n| {
+            let pad = "é".repeat(n / 2) + &"x".repeat(n % 2);
+            [
+                format!(r#"{{"{pad}":"{pad}\"}}{pad}","l":[1]}}"#),
+                format!(r#"{{"k":"{pad}\\","{pad}":{{"{pad}":"\\\"{pad}"}}}}"#),
+            ]
+        });
+        let objects: Vec<String> = objects.into_iter().map(str::to_owned).chain(shifted).collect();
+        for text in objects.iter().map(String::as_str) {
+            let Members(want) = serde_json::from_str(text).unwrap();
+            let got = members(text).unwrap();
+            assert_eq!(got.len(), want.len(), "{text}");
+            for ((name, value), (want_name, want_value)) in got.iter().zip(&want) {
+                assert_eq!(name, want_name, "{text}");
+                assert_eq!(
+                    serde_json::from_str::<Value>(value).unwrap(),
+                    serde_json::from_str::<Value>(want_value.get()).unwrap(),
+                    "{text}: {value}"
+                );
+            }
+            let escaped = text.contains("\\u0061") || text.contains("a\\\"b");
+            assert_eq!(matches!(split_members(text), Split::EscapedName), escaped, "{text}");
+        }
+        for text in ["[]", "1", r#""{}""#, "", "{", r#"{"a""#, r#"{"a":"#, r#"{"a":1"#, r#"{"a":"1}"#, "{}}", "{} x"] {
+            assert!(matches!(split_members(text), Split::NoObject), "{text}");
+        }
+    }
 
     fn parsed(message: &Outgoing) -> Value {
         serde_json::from_str(&message.json).unwrap_or_else(|e| panic!("{e}: {}", message.json))
