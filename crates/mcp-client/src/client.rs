@@ -282,7 +282,8 @@ impl Client {
             meta.insert("progressToken".into(), token);
         }
         let transport = self.transport();
-        let labels = telemetry::RequestLabels { method: call.method, id: &id, version: &version, params };
+        let target = telemetry::Target::of(call.method, params);
+        let labels = telemetry::RequestLabels { method: call.method, id: &id, version: &version, target };
         let operation = telemetry::Operation::start(&self.inner.peer, &labels, || self.legacy_session());
         operation.inject(&mut meta);
         let mut headers = Vec::new();

@@ -51,27 +51,31 @@ pub(crate) struct RequestLabels<'a> {
     pub method: &'static str,
     pub id: &'a RequestId,
     pub version: &'a str,
-    /// The request's params (without `_meta`), where the tool, prompt or resource is named.
-    pub params: &'a JsonObject,
+    /// The tool, prompt or resource the request is about ([`Target::of`] its params).
+    pub target: Target<'a>,
 }
 
 /// The tool, prompt or resource a request is about.
-enum Target<'a> {
+pub(crate) enum Target<'a> {
     Tool(&'a str),
     Prompt(&'a str),
     Resource(&'a str),
     None,
 }
 
-fn target<'a>(method: &str, params: &'a JsonObject) -> Target<'a> {
-    let member = |name: &str| params.get(name).and_then(Value::as_str);
-    match method {
-        "tools/call" => member("name").map_or(Target::None, Target::Tool),
-        "prompts/get" => member("name").map_or(Target::None, Target::Prompt),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            member("uri").map_or(Target::None, Target::Resource)
+impl<'a> Target<'a> {
+    /// The target of a `method` request with `params` (without `_meta`), where the tool, prompt
+    /// or resource is named.
+    pub(crate) fn of(method: &str, params: &'a JsonObject) -> Target<'a> {
+        let member = |name: &str| params.get(name).and_then(Value::as_str);
+        match method {
+            "tools/call" => member("name").map_or(Target::None, Target::Tool),
+            "prompts/get" => member("name").map_or(Target::None, Target::Prompt),
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                member("uri").map_or(Target::None, Target::Resource)
+            }
+            _ => Target::None,
         }
-        _ => Target::None,
     }
 }
 
@@ -154,11 +158,11 @@ pub(crate) struct Operation {
 impl Operation {
     /// `session` gives the legacy HTTP session id; asked only when the span is recorded.
     pub(crate) fn start(peer: &Peer, labels: &RequestLabels<'_>, session: impl FnOnce() -> Option<String>) -> Self {
-        let target = target(labels.method, labels.params);
-        let span = request_span(peer, labels, &target, session);
+        let target = &labels.target;
+        let span = request_span(peer, labels, target, session);
         Operation {
             #[cfg(feature = "otel")]
-            timer: otel::Timer::start(peer, labels, &target),
+            timer: otel::Timer::start(peer, labels, target),
             finished: false,
             span,
         }

@@ -143,9 +143,8 @@ impl Client {
         }
         let version = self.protocol_version();
         let id = self.inner.core.next_id();
-        let mut target = JsonObject::new();
-        target.insert("name".into(), name.into());
-        let labels = telemetry::RequestLabels { method: "tools/call", id: &id, version: &version, params: &target };
+        let target = telemetry::Target::Tool(name);
+        let labels = telemetry::RequestLabels { method: "tools/call", id: &id, version: &version, target };
         let operation = telemetry::Operation::start(&self.inner.peer, &labels, || None);
         let mut meta = JsonObject::new();
         operation.inject(&mut meta);

@@ -67,8 +67,11 @@ fn says_only_complete(text: &str) -> bool {
     if crate::json_text::may_escape_ascii(text) {
         return false;
     }
-    // memchr's search: `str::find` sets up a two-way search for each call.
-    let Some(at) = memchr::memmem::find(text.as_bytes(), NAME.as_bytes()) else { return false };
+    // A search prepared once: `str::find` sets up a two-way search for each call, and
+    // `memmem::find` its own.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(NAME));
+    let Some(at) = FINDER.find(text.as_bytes()) else { return false };
     let rest = &text[at + NAME.len()..];
     if rest.contains(NAME) {
         return false;
