@@ -9,12 +9,14 @@
 //! `ClientBuilder::oauth` (feature `auth`) is set (innermost, so that its `Authorization` and
 //! DPoP proof are made for the request as it finally goes out, and each retry of an outer layer
 //! gets a fresh proof); then the sender: the `reqwest::Client` given to
-//! [`ClientBuilder::http_client`], or by default, for an `http://` endpoint, hyper-util's pooled
-//! client with the endpoint's URI prepared once (a kept connection; no URL parsed per request),
-//! which answers with a `reqwest::Response` as reqwest does, follows redirects as reqwest's
-//! default policy does, and hands reqwest what it does not do itself (a request with its own
-//! `timeout`, a streaming body, an `https://` URL); for an `https://` endpoint, or one behind a
-//! proxy named in the environment, `reqwest::Client::new()`.
+//! [`ClientBuilder::http_client`], or by default, for an `http://` endpoint, hyper's kept
+//! connections to it with its URI prepared once (no URL parsed per request), which answer with a
+//! `reqwest::Response` as reqwest does, follow redirects as reqwest's default policy does, and
+//! hand reqwest what they do not do themselves (a request with its own `timeout`, a streaming
+//! body, an `https://` URL); for an `https://` endpoint, or one behind a proxy named in the
+//! environment, `reqwest::Client::new()`. When that default sender is all there is (no layer, no
+//! OAuth), the client's POSTs call it directly rather than through the boxed service, which
+//! would add nothing.
 //!
 //! ```
 //! use std::task::{Context, Poll};
@@ -103,6 +105,10 @@ impl HttpLayers {
         <L::Service as Service<reqwest::Request>>::Future: Send + 'static,
     {
         self.0.push(Arc::new(move |inner| boxed(layer.layer(inner))));
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// `inner` wrapped in every layer, the first one given outermost.

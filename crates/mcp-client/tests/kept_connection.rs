@@ -15,18 +15,29 @@ use mcp_server::{NoArguments, Server, ToolRoute};
 
 /// Serves a one-tool server; its URL and the count of accepted TCP connections.
 async fn serve() -> (String, Arc<AtomicUsize>) {
+    serve_at("/mcp").await
+}
+
+/// [`serve`], with every request to `/old` answered `307` to `/mcp` (its URL is `/old`'s).
+async fn serve_moved() -> (String, Arc<AtomicUsize>) {
+    serve_at("/old").await
+}
+
+async fn serve_at(path: &str) -> (String, Arc<AtomicUsize>) {
     let server = Server::builder("kept", "1.0")
         .tool(ToolRoute::new("add", |_ctx, _: NoArguments| async { Ok("3") }))
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
     let accepted = Arc::new(AtomicUsize::new(0));
     let counter = accepted.clone();
     let listener = listener.tap_io(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
-    let router = mcp_server::http::router(server, mcp_server::http::HttpConfig::default());
+    let moved = || async { (reqwest::StatusCode::TEMPORARY_REDIRECT, [(reqwest::header::LOCATION, "/mcp")]) };
+    let router = mcp_server::http::router(server, mcp_server::http::HttpConfig::default())
+        .route("/old", axum::routing::any(moved));
     tokio::spawn(async move { axum::serve(listener, router).await });
     (url, accepted)
 }
@@ -83,6 +94,48 @@ async fn every_call_goes_over_one_kept_connection() {
         assert!(responses.load(Ordering::SeqCst) >= before + 25, "the layer sees every call");
         assert_eq!(accepted.load(Ordering::SeqCst), connections, "{era:?}: no new connection for a call");
         client.close().await;
+    }
+}
+
+/// With no layer, the client calls its sender directly: the same one kept connection.
+#[tokio::test]
+async fn every_call_of_a_client_with_no_layer_goes_over_one_kept_connection() {
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        let (url, accepted) = serve().await;
+        let client = Client::builder("test", "1.0").era(era).connect_http(&url).await.unwrap();
+        client.call_tool("add", ()).await.expect("the first call succeeds");
+        let connections = accepted.load(Ordering::SeqCst);
+        assert!(connections <= if era == EraPreference::Modern { 1 } else { 2 }, "{era:?}: {connections}");
+        for _ in 0..25 {
+            let result = client.call_tool("add", ()).await.expect("the call succeeds");
+            assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), connections, "{era:?}: no new connection for a call");
+        client.close().await;
+    }
+}
+
+/// An endpoint that answers `307`: every POST is sent again through the `reqwest::Client`, which
+/// follows the redirect, whether the client has layers around its sender or calls it directly.
+#[tokio::test]
+async fn a_moved_endpoint_is_followed_with_or_without_layers() {
+    for era in [EraPreference::Modern, EraPreference::Legacy] {
+        for layered in [false, true] {
+            let (url, _) = serve_moved().await;
+            let responses = Arc::new(AtomicUsize::new(0));
+            let seen = responses.clone();
+            let mut builder = Client::builder("test", "1.0").era(era);
+            if layered {
+                builder = builder.http_layer(tower::layer::layer_fn(move |inner| Count(inner, seen.clone())));
+            }
+            let client = builder.connect_http(&url).await.unwrap_or_else(|e| panic!("{era:?} {layered}: {e}"));
+            for _ in 0..3 {
+                let result = client.call_tool("add", ()).await.expect("the call succeeds");
+                assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");
+            }
+            assert_eq!(responses.load(Ordering::SeqCst) > 0, layered, "{era:?}: the layer sees the calls");
+            client.close().await;
+        }
     }
 }
 

@@ -31,29 +31,28 @@ impl ClientBuilder {
             headers.insert(name, value);
         }
         let core = Core::new(self.handlers.clone(), self.limits.clone());
-        let (http, service) = match &self.http_client {
-            Some(client) => (client.clone(), crate::layer::reqwest_service(client.clone())),
+        let (http, lean) = match &self.http_client {
+            Some(client) => (client.clone(), None),
             None => {
                 let http = default_http_client(&url, self.http_idle_timeout);
-                let service = match crate::transport::lean::LeanSender::for_endpoint(
-                    &url,
-                    http.clone(),
-                    self.http_idle_timeout,
-                ) {
-                    Some(lean) => crate::layer::boxed(lean),
-                    None => crate::layer::reqwest_service(http.clone()),
-                };
-                (http, service)
+                let lean = crate::transport::lean::LeanSender::for_endpoint(&url, http.clone(), self.http_idle_timeout);
+                (http, lean)
             }
+        };
+        let service = match &lean {
+            Some(lean) => crate::layer::boxed(lean.clone()),
+            None => crate::layer::reqwest_service(http.clone()),
         };
         // OAuth innermost: its proof and token are made for the request as it finally goes out.
         #[cfg(feature = "auth")]
-        let service = match &self.oauth {
-            Some(oauth) => crate::layer::boxed(tower::Layer::layer(&oauth.layer(url.clone()), service)),
-            None => service,
+        let (service, lean) = match &self.oauth {
+            Some(oauth) => (crate::layer::boxed(tower::Layer::layer(&oauth.layer(url.clone()), service)), None),
+            None => (service, lean),
         };
+        // With no layer around it, the lean sender is called directly too (see `HttpTransport`).
+        let lean = lean.filter(|_| self.http_layers.is_empty());
         let service = self.http_layers.wrap(service);
-        let transport = crate::transport::http::HttpTransport::new(http, url, headers, service);
+        let transport = crate::transport::http::HttpTransport::new(http, url, headers, service, lean);
         let client = Client::assemble(self, core, Transport::Http(transport));
         client.negotiate().await?;
         Ok(client)

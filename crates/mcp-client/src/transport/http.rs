@@ -15,7 +15,8 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
-use super::request::{Outgoing, PendingGuard, delivered, send, send_request};
+use super::lean::{LeanSender, Returning, Sent, response_of};
+use super::request::{Outgoing, PendingGuard, delivered, send, send_request, service_error};
 use crate::body::read_capped;
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;
@@ -48,6 +49,9 @@ pub(crate) struct HttpInner {
     pub headers: HeaderMap,
     /// Where every request goes: the user's layers, OAuth, the reqwest client.
     pub service: HttpService,
+    /// The lean sender that `service` is, when it is that alone (no layer, no OAuth): a POST
+    /// calls it directly, without cloning the boxed service and boxing each call's future.
+    direct: Option<LeanSender>,
     session: Mutex<Option<String>>,
     legacy_version: Mutex<Option<String>>,
     legacy: AtomicBool,
@@ -73,13 +77,20 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
-    pub fn new(client: reqwest::Client, url: reqwest::Url, headers: HeaderMap, service: HttpService) -> Self {
+    pub fn new(
+        client: reqwest::Client,
+        url: reqwest::Url,
+        headers: HeaderMap,
+        service: HttpService,
+        direct: Option<LeanSender>,
+    ) -> Self {
         HttpTransport {
             inner: Arc::new(HttpInner {
                 client,
                 url,
                 headers,
                 service,
+                direct,
                 session: Mutex::new(None),
                 legacy_version: Mutex::new(None),
                 legacy: AtomicBool::new(false),
@@ -127,8 +138,7 @@ impl HttpTransport {
 
     /// A POST of `body` with `extra` headers, built as a `reqwest::Request` directly: the
     /// header names this client sends are constants, not parsed from strings on each call.
-    async fn post(&self, body: String, extra: &[(String, String)]) -> Result<reqwest::Response, Error> {
-        crate::telemetry::wire("send", &body);
+    fn post_request(&self, body: reqwest::Body, extra: &[(String, String)]) -> Result<reqwest::Request, Error> {
         let what = || format!("POST {}", self.inner.url);
         let mut request = reqwest::Request::new(reqwest::Method::POST, self.inner.url.clone());
         let headers = request.headers_mut();
@@ -148,12 +158,32 @@ impl HttpTransport {
         for (name, text) in extra {
             headers.append(header_name(name).map_err(|e| Error::transport_with(what(), e))?, value(text)?);
         }
-        *request.body_mut() = Some(body.into());
-        send_request(&self.inner.service, request, what).await
+        *request.body_mut() = Some(body);
+        Ok(request)
+    }
+
+    async fn post(&self, body: String, extra: &[(String, String)]) -> Result<Posted, Error> {
+        crate::telemetry::wire("send", &body);
+        let what = || format!("POST {}", self.inner.url);
+        let request = self.post_request(body.into(), extra)?;
+        let Some(lean) = &self.inner.direct else {
+            return send_request(&self.inner.service, request, what).await.map(Posted::Reqwest);
+        };
+        match lean.send_direct(request).await.map_err(|error| service_error(what(), error))? {
+            Sent::Hyper(response, url) => Ok(Posted::Lean(response, url)),
+            Sent::Reqwest(response) => Ok(Posted::Reqwest(response)),
+            // The request again, whole, through the `reqwest::Client`, which follows the redirect
+            // as the lean sender does when it is a service.
+            Sent::Redirect(_, _, body) => {
+                let again = self.post_request(body.into(), extra)?;
+                let response = self.inner.client.execute(again).await;
+                response.map(Posted::Reqwest).map_err(|error| service_error(what(), error.into()))
+            }
+        }
     }
 
     pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
-        let response = self.post(message.to_string(), headers).await?;
+        let response = self.post(message.to_string(), headers).await?.into_reqwest();
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -190,10 +220,18 @@ impl HttpTransport {
     async fn read_response(
         &self,
         core: &Arc<Core>,
-        response: reqwest::Response,
+        response: Posted,
         out: &Outgoing,
-        mut rx: oneshot::Receiver<Delivery>,
+        rx: oneshot::Receiver<Delivery>,
     ) -> Result<Reply, Error> {
+        // The usual answer, sent directly: its body read without reqwest's wrappers.
+        let response = match response {
+            Posted::Lean(response, _) if out.method != "initialize" && is_json_answer(&response) => {
+                let body = read_body(response.into_body()).await?;
+                return self.answer_in(core, &body, out, rx).await;
+            }
+            response => response.into_reqwest(),
+        };
         let status = response.status();
         if out.method == "initialize"
             && let Some(session) = response.headers().get(MCP_SESSION_ID).and_then(|v| v.to_str().ok())
@@ -216,12 +254,24 @@ impl HttpTransport {
         if content_type.starts_with("text/event-stream") {
             return self.read_stream(core, response, &out.id, rx).await;
         }
-        let body = read_body(response).await?;
-        if let Some(delivery) = as_reply_to(&body, &out.id, out.wants) {
-            crate::telemetry::wire("receive", &body);
+        let body = read_body(reqwest::Body::from(response)).await?;
+        self.answer_in(core, &body, out, rx).await
+    }
+
+    /// The reply in `body`, a JSON response's: the answer to `out`, or messages routed until it
+    /// came.
+    async fn answer_in(
+        &self,
+        core: &Arc<Core>,
+        body: &str,
+        out: &Outgoing,
+        mut rx: oneshot::Receiver<Delivery>,
+    ) -> Result<Reply, Error> {
+        if let Some(delivery) = as_reply_to(body, &out.id, out.wants) {
+            crate::telemetry::wire("receive", body);
             return delivered(Ok(delivery));
         }
-        self.route(core, &body, Some(&out.id)).await;
+        self.route(core, body, Some(&out.id)).await;
         match rx.try_recv() {
             Ok(delivery) => delivered(Ok(delivery)),
             Err(_) => Err(Error::protocol(format!("the HTTP response to {} is not its JSON-RPC response", out.method))),
@@ -386,15 +436,48 @@ impl HttpTransport {
     }
 }
 
-async fn read_body(response: reqwest::Response) -> Result<String, Error> {
-    let mut stream = response.bytes_stream();
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| Error::transport_with("reading the response body", e))?;
-        if body.len() + chunk.len() > MAX_BODY {
+/// A POST's response, as the HTTP service gave it, or as the lean sender did when it is called
+/// directly.
+enum Posted {
+    Reqwest(reqwest::Response),
+    Lean(http::Response<Returning>, reqwest::Url),
+}
+
+impl Posted {
+    fn into_reqwest(self) -> reqwest::Response {
+        match self {
+            Posted::Reqwest(response) => response,
+            Posted::Lean(response, url) => response_of(response, url),
+        }
+    }
+}
+
+/// Whether `response` is a success with a body to read as JSON: not `202`, not an event stream.
+fn is_json_answer<B>(response: &http::Response<B>) -> bool {
+    let status = response.status();
+    let event_stream = response.headers().get(CONTENT_TYPE).is_some_and(|value| {
+        value.as_bytes().get(..17).is_some_and(|start| start.eq_ignore_ascii_case(b"text/event-stream"))
+    });
+    status.is_success() && status != reqwest::StatusCode::ACCEPTED && !event_stream
+}
+
+/// The whole of `body` as UTF-8 text, up to [`MAX_BODY`].
+async fn read_body<B>(mut body: B) -> Result<String, Error>
+where
+    B: http_body::Body<Data = bytes::Bytes> + Unpin,
+    B::Error: Into<crate::layer::BoxError>,
+{
+    let mut text = Vec::with_capacity(usize::try_from(body.size_hint().lower()).unwrap_or(0).min(MAX_BODY));
+    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+        let frame = frame.map_err(|e| Error::Transport {
+            message: "reading the response body".to_owned(),
+            source: Some(e.into()),
+        })?;
+        let Ok(chunk) = frame.into_data() else { continue };
+        if text.len() + chunk.len() > MAX_BODY {
             return Err(Error::protocol("the response body exceeds the size limit"));
         }
-        body.extend_from_slice(&chunk);
+        text.extend_from_slice(&chunk);
     }
-    String::from_utf8(body).map_err(|_| Error::protocol("the response body is not UTF-8"))
+    String::from_utf8(text).map_err(|_| Error::protocol("the response body is not UTF-8"))
 }

@@ -29,6 +29,12 @@
 //! a URL that is not `http://`. A proxy set in the environment for the endpoint
 //! (`HTTP_PROXY`, `ALL_PROXY`, unless `NO_PROXY` excludes it) makes the connection use the
 //! `reqwest::Client` for everything, as before (see [`LeanSender::for_endpoint`]).
+//!
+//! A transport with nothing around this sender (no `http_layer`, no OAuth) calls it directly
+//! ([`LeanSender::send_direct`]): no boxed service is cloned and no future boxed per request,
+//! hyper's response is read as it is (made a `reqwest::Response` only where the transport needs
+//! one: an event stream, an error, `initialize`), and a redirect is sent again whole by the
+//! transport, through the same `reqwest::Client`.
 
 use std::fmt;
 use std::future::Future;
@@ -102,6 +108,15 @@ impl LeanSender {
     }
 }
 
+impl LeanSender {
+    /// Sends `request` for a transport with no layer around this sender: the call's future is
+    /// not boxed, hyper's response is not made a `reqwest::Response` (see [`response_of`]),
+    /// and the request's headers are not kept for a redirect, which is left to the caller.
+    pub(crate) async fn send_direct(&self, request: reqwest::Request) -> Result<Sent, BoxError> {
+        self.inner.exchange(request).await
+    }
+}
+
 impl tower::Service<reqwest::Request> for LeanSender {
     type Response = reqwest::Response;
     type Error = BoxError;
@@ -117,14 +132,39 @@ impl tower::Service<reqwest::Request> for LeanSender {
     }
 }
 
+/// What became of a request: hyper's response (`Returning` gives its connection back at the
+/// body's end) with the request's URL, the `reqwest::Client`'s response to a request this sender
+/// does not handle itself, or a redirect, which only the `reqwest::Client` follows.
+pub(crate) enum Sent {
+    Hyper(http::Response<Returning>, Url),
+    Reqwest(reqwest::Response),
+    /// The request's method, URL and body; its headers are the caller's to give again.
+    Redirect(reqwest::Method, Url, Bytes),
+}
+
 impl Inner {
-    async fn send(&self, mut request: reqwest::Request) -> Result<reqwest::Response, BoxError> {
+    async fn send(&self, request: reqwest::Request) -> Result<reqwest::Response, BoxError> {
+        // What a redirect needs: cheap (the body's bytes are shared, not copied).
+        let kept = request.headers().clone();
+        match self.exchange(request).await? {
+            Sent::Hyper(response, url) => Ok(response_of(response, url)),
+            Sent::Reqwest(response) => Ok(response),
+            Sent::Redirect(method, url, body) => {
+                // Sent again whole: reqwest's policy follows the redirect from here.
+                let mut again = reqwest::Request::new(method, url);
+                *again.headers_mut() = kept;
+                self.whole_to_fallback(again, body).await
+            }
+        }
+    }
+
+    async fn exchange(&self, mut request: reqwest::Request) -> Result<Sent, BoxError> {
         let body = match request.body_mut().take() {
             None => Bytes::new(),
             Some(body) if body.as_bytes().is_some() => into_bytes(body),
             streaming => {
                 *request.body_mut() = streaming;
-                return Ok(self.fallback.execute(request).await?);
+                return Ok(Sent::Reqwest(self.fallback.execute(request).await?));
             }
         };
         let endpoint = *request.url() == self.url;
@@ -133,20 +173,17 @@ impl Inner {
         } else {
             match request.url().as_str().parse::<Uri>() {
                 Ok(uri) if request.url().scheme() == "http" => uri,
-                _ => return self.whole_to_fallback(request, body).await,
+                _ => return self.whole_to_fallback(request, body).await.map(Sent::Reqwest),
             }
         };
         if request.timeout().is_some() || request.version() != Version::HTTP_11 {
-            return self.whole_to_fallback(request, body).await;
+            return self.whole_to_fallback(request, body).await.map(Sent::Reqwest);
         }
         let method = request.method().clone();
         let mut headers = std::mem::take(request.headers_mut());
         if let http::header::Entry::Vacant(entry) = headers.entry(ACCEPT) {
             entry.insert(HeaderValue::from_static("*/*"));
         }
-        // What a redirect needs: cheap (the body's bytes are shared, not copied). Without the
-        // endpoint's `Host`, which would follow the redirect to another host.
-        let kept = headers.clone();
         // The endpoint's server: its kept connections, and its `Host`.
         let pooled = endpoint || (uri.scheme() == self.uri.scheme() && uri.authority() == self.uri.authority());
         if pooled && let http::header::Entry::Vacant(entry) = headers.entry(HOST) {
@@ -168,14 +205,10 @@ impl Inner {
             response.map(|response| response.map(|body| Returning { body, returned: None }))
         };
         let response = sent.map_err(|source| SendError { url: url.clone(), source })?;
-        let status = response.status();
-        if is_redirect(status) && response.headers().contains_key(LOCATION) {
-            // Sent again whole: reqwest's policy follows the redirect from here.
-            let mut again = reqwest::Request::new(method, url);
-            *again.headers_mut() = kept;
-            return self.whole_to_fallback(again, body).await;
+        if is_redirect(response.status()) && response.headers().contains_key(LOCATION) {
+            return Ok(Sent::Redirect(method, url, body));
         }
-        Ok(response_of(response, url))
+        Ok(Sent::Hyper(response, url))
     }
 
     /// Sends `request` on a kept connection to the endpoint, or a new one; and what gives the
@@ -297,7 +330,7 @@ struct Checkin {
 
 /// A response's body that gives its connection back when it has been read to the end (the
 /// connection is then free for the next request); dropped before, the connection is closed.
-struct Returning {
+pub(crate) struct Returning {
     body: hyper::body::Incoming,
     returned: Option<Checkin>,
 }
@@ -356,7 +389,7 @@ fn is_redirect(status: StatusCode) -> bool {
 }
 
 /// A `reqwest::Response` of hyper's, its body streamed as it arrives, its URL the request's.
-fn response_of<B>(response: http::Response<B>, url: Url) -> reqwest::Response
+pub(crate) fn response_of<B>(response: http::Response<B>, url: Url) -> reqwest::Response
 where
     B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
     B::Error: Into<BoxError>,

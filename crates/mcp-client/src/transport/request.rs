@@ -128,7 +128,7 @@ pub(crate) async fn send_request(
 /// What a failure of the HTTP service means for the caller: an OAuth failure stays one, the
 /// rest is a transport error with the service's error as its source.
 #[cfg(feature = "http")]
-fn service_error(what: String, error: crate::layer::BoxError) -> Error {
+pub(crate) fn service_error(what: String, error: crate::layer::BoxError) -> Error {
     #[cfg(feature = "auth")]
     let error = match error.downcast::<crate::auth::AuthError>() {
         Ok(auth) => return Error::Auth(*auth),
