@@ -309,12 +309,12 @@ impl Client {
                 meta.insert(META_LOG.into(), json!(level));
             }
             if transport.kind() == TransportKind::StreamableHttp {
-                headers.push(("MCP-Protocol-Version".to_owned(), version.clone()));
-                headers.push(("Mcp-Method".to_owned(), call.method.to_owned()));
+                headers.push(("MCP-Protocol-Version".into(), version.clone()));
+                headers.push(("Mcp-Method".into(), call.method.to_owned()));
                 if let Some(name) = &call.name {
-                    headers.push(("Mcp-Name".to_owned(), encode_header_value(name)));
+                    headers.push(("Mcp-Name".into(), encode_header_value(name)));
                 }
-                headers.extend(call.param_headers.iter().cloned());
+                headers.extend(call.param_headers.iter().map(|(name, value)| (name.clone().into(), value.clone())));
             }
         }
         let message = request_message(&id, call.method, params, &meta, &fixed);
@@ -322,7 +322,7 @@ impl Client {
             CancelNotice { peer: self.inner.peer.clone(), version, request_span: operation.span().clone() };
         let out = Outgoing {
             id,
-            method: call.method.to_owned(),
+            method: call.method,
             message,
             headers,
             cancel_on_drop: call.cancel_on_drop,

@@ -166,9 +166,9 @@ impl Client {
             };
             let message = message.text();
             let headers = vec![
-                ("MCP-Protocol-Version".to_owned(), version.clone()),
-                ("Mcp-Method".to_owned(), "tools/call".to_owned()),
-                ("Mcp-Name".to_owned(), encode_header_value(name)),
+                ("MCP-Protocol-Version".into(), version.clone()),
+                ("Mcp-Method".into(), "tools/call".to_owned()),
+                ("Mcp-Name".into(), encode_header_value(name)),
             ];
             let cancel_notice = CancelNotice {
                 peer: self.inner.peer.clone(),
@@ -177,7 +177,7 @@ impl Client {
             };
             let out = Outgoing {
                 id,
-                method: "tools/call".to_owned(),
+                method: "tools/call",
                 message,
                 headers,
                 cancel_on_drop: true,

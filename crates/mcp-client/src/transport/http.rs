@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use super::lean::{LeanSender, Returning, Sent, response_of};
-use super::request::{Outgoing, PendingGuard, delivered, send, send_request, service_error};
+use super::request::{Header, Outgoing, PendingGuard, delivered, send, send_request, service_error};
 use crate::body::read_capped;
 use crate::core::{Core, Delivery, Reply, as_reply_to};
 use crate::error::Error;
@@ -138,11 +138,15 @@ impl HttpTransport {
 
     /// A POST of `body` with `extra` headers, built as a `reqwest::Request` directly: the
     /// header names this client sends are constants, not parsed from strings on each call.
-    fn post_request(&self, body: reqwest::Body, extra: &[(String, String)]) -> Result<reqwest::Request, Error> {
+    fn post_request(&self, body: reqwest::Body, extra: &[Header]) -> Result<reqwest::Request, Error> {
         let what = || format!("POST {}", self.inner.url);
         let mut request = reqwest::Request::new(reqwest::Method::POST, self.inner.url.clone());
         let headers = request.headers_mut();
-        headers.clone_from(&self.inner.headers);
+        // Room for the client's own headers at once: an empty map grows as it is filled.
+        headers.reserve(self.inner.headers.len() + 8);
+        for (name, value) in &self.inner.headers {
+            headers.append(name, value.clone());
+        }
         // Static values: a `&str` would be checked and copied on every request.
         headers.append(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         headers.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -162,7 +166,7 @@ impl HttpTransport {
         Ok(request)
     }
 
-    async fn post(&self, body: String, extra: &[(String, String)]) -> Result<Posted, Error> {
+    async fn post(&self, body: String, extra: &[Header]) -> Result<Posted, Error> {
         crate::telemetry::wire("send", &body);
         let what = || format!("POST {}", self.inner.url);
         let request = self.post_request(body.into(), extra)?;
@@ -182,7 +186,7 @@ impl HttpTransport {
         }
     }
 
-    pub async fn notify(&self, message: &Value, headers: &[(String, String)]) -> Result<(), Error> {
+    pub async fn notify(&self, message: &Value, headers: &[Header]) -> Result<(), Error> {
         let response = self.post(message.to_string(), headers).await?.into_reqwest();
         let status = response.status();
         if status.is_success() {
@@ -242,7 +246,7 @@ impl HttpTransport {
             let body = read_capped(response, MAX_ERROR_BODY).await;
             crate::telemetry::wire("receive", &body);
             if let Some(Ok(Err(error))) = as_reply_to(&body, &out.id, out.wants) {
-                return Err(Error::Rpc { method: out.method.clone(), error, http_status: Some(status.as_u16()) });
+                return Err(Error::Rpc { method: out.method.to_owned(), error, http_status: Some(status.as_u16()) });
             }
             return Err(Error::HttpStatus { status: status.as_u16(), body });
         }

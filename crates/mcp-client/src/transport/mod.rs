@@ -78,7 +78,7 @@ impl Transport {
     }
 
     #[cfg_attr(not(feature = "http"), allow(unused_variables))]
-    pub async fn notify(&self, message: Value, headers: Vec<(String, String)>) -> Result<(), Error> {
+    pub async fn notify(&self, message: Value, headers: Vec<request::Header>) -> Result<(), Error> {
         match self {
             #[cfg(feature = "stdio")]
             Transport::Stdio(t) => t.send(&message),

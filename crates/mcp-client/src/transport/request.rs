@@ -10,15 +10,18 @@ use serde_json::Value;
 use crate::core::{Core, Delivery, Reply, Wants};
 use crate::error::Error;
 
+/// An HTTP header's name (most are constants) and value.
+pub(crate) type Header = (std::borrow::Cow<'static, str>, String);
+
 /// One outgoing request.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) struct Outgoing {
     pub id: RequestId,
-    pub method: String,
+    pub method: &'static str,
     /// The encoded request.
     pub message: String,
     /// Extra HTTP headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`, `MCP-Protocol-Version`).
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<Header>,
     /// Send `notifications/cancelled` when the request is dropped unanswered (not for the
     /// stdio probe, whose late reply is simply ignored, nor for `initialize`).
     pub cancel_on_drop: bool,
