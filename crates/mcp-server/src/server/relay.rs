@@ -66,8 +66,7 @@ impl Server {
         let call = RelayCall { principal: &principal, name: &name, arguments, client_capabilities: capabilities };
         let relaying = span.in_scope(|| run::handler(source.relay(call)));
         // What the usual way needs, should the source give the call back.
-        let arguments = arguments.map(RawValue::to_owned);
-        let again = CallToolRequestParams::new(Default::default(), name.into_owned());
+        let (name, arguments) = (name.into_owned(), arguments.map(RawValue::to_owned));
         let (sink, rx) = crate::message::sink();
         let open = sink.clone();
         let (server, run_session, run_id) = (self.clone(), Arc::clone(session), id.clone());
@@ -75,7 +74,7 @@ impl Server {
             match relaying.await {
                 Ok(Relayed::Result(raw)) => server.respond_raw_tool(&run_id, era, raw),
                 Ok(Relayed::Again) => {
-                    let mut again = again;
+                    let mut again = CallToolRequestParams::new(Default::default(), name);
                     if let Some(arguments) = arguments {
                         match serde_json::from_str(arguments.get()) {
                             Ok(arguments) => again.arguments = Some(arguments),
