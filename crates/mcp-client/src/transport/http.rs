@@ -166,6 +166,7 @@ impl HttpTransport {
         Ok(request)
     }
 
+    /// Sends a POST of `body`: through the HTTP service, or to the lean sender directly.
     async fn post(&self, body: String, extra: &[Header]) -> Result<Posted, Error> {
         crate::telemetry::wire("send", &body);
         let what = || format!("POST {}", self.inner.url);
@@ -471,7 +472,10 @@ where
     B: http_body::Body<Data = bytes::Bytes> + Unpin,
     B::Error: Into<crate::layer::BoxError>,
 {
-    let mut text = Vec::with_capacity(usize::try_from(body.size_hint().lower()).unwrap_or(0).min(MAX_BODY));
+    // Sized by the announced length, but not beyond what a small answer needs: a length is only
+    // a claim until the bytes arrive.
+    const PREPARED: usize = 64 * 1024;
+    let mut text = Vec::with_capacity(usize::try_from(body.size_hint().lower()).unwrap_or(0).min(PREPARED));
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
         let frame = frame.map_err(|e| Error::Transport {
             message: "reading the response body".to_owned(),
