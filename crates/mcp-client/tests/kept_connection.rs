@@ -1,7 +1,8 @@
-//! The default HTTP sender for an `http://` endpoint (hyper-util's pooled client, the endpoint
-//! prepared once): a client's calls, in either era, go over the kept connection(s) to an
-//! `mcp-server` on 127.0.0.1, the tower layers still see each request and its response, and a
-//! refused connection is still a transport error that says so.
+//! The default HTTP sender for an `http://` endpoint (hyper's kept connections, the endpoint
+//! prepared once): a client's calls, in either era, with a tower layer or none (then the sender is
+//! called directly), go over the kept connection(s) to an `mcp-server` on 127.0.0.1; the layer
+//! still sees each request and its response; a moved endpoint is followed; and a refused
+//! connection is still a transport error that says so.
 #![cfg(feature = "http")]
 
 use std::sync::Arc;
@@ -69,49 +70,41 @@ where
     }
 }
 
+/// A client of `url` in `era`; `layered`: with a layer that counts the responses it sees (the
+/// count is returned), else with none, so that the client calls its sender directly.
+async fn connect(url: &str, era: EraPreference, layered: bool) -> (Client, Arc<AtomicUsize>) {
+    let responses = Arc::new(AtomicUsize::new(0));
+    let seen = responses.clone();
+    let mut builder = Client::builder("test", "1.0").era(era);
+    if layered {
+        builder = builder.http_layer(tower::layer::layer_fn(move |inner| Count(inner, seen.clone())));
+    }
+    let client = builder.connect_http(url).await.unwrap_or_else(|e| panic!("{era:?}, layered {layered}: {e}"));
+    (client, responses)
+}
+
 #[tokio::test]
 async fn every_call_goes_over_one_kept_connection() {
     for era in [EraPreference::Modern, EraPreference::Legacy] {
-        let (url, accepted) = serve().await;
-        let responses = Arc::new(AtomicUsize::new(0));
-        let seen = responses.clone();
-        let client = Client::builder("test", "1.0")
-            .era(era)
-            .http_layer(tower::layer::layer_fn(move |inner| Count(inner, seen.clone())))
-            .connect_http(&url)
-            .await
-            .unwrap();
-        client.call_tool("add", ()).await.expect("the first call succeeds");
-        let before = responses.load(Ordering::SeqCst);
-        // A legacy session holds a second connection for its standalone event stream (opened
-        // alongside the first requests).
-        let connections = accepted.load(Ordering::SeqCst);
-        assert!(connections <= if era == EraPreference::Modern { 1 } else { 2 }, "{era:?}: {connections}");
-        for _ in 0..25 {
-            let result = client.call_tool("add", ()).await.expect("the call succeeds");
-            assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");
+        for layered in [true, false] {
+            let (url, accepted) = serve().await;
+            let (client, responses) = connect(&url, era, layered).await;
+            client.call_tool("add", ()).await.expect("the first call succeeds");
+            let before = responses.load(Ordering::SeqCst);
+            // A legacy session holds a second connection for its standalone event stream (opened
+            // alongside the first requests).
+            let connections = accepted.load(Ordering::SeqCst);
+            assert!(connections <= if era == EraPreference::Modern { 1 } else { 2 }, "{era:?}: {connections}");
+            for _ in 0..25 {
+                let result = client.call_tool("add", ()).await.expect("the call succeeds");
+                assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");
+            }
+            if layered {
+                assert!(responses.load(Ordering::SeqCst) >= before + 25, "the layer sees every call");
+            }
+            assert_eq!(accepted.load(Ordering::SeqCst), connections, "{era:?}: no new connection for a call");
+            client.close().await;
         }
-        assert!(responses.load(Ordering::SeqCst) >= before + 25, "the layer sees every call");
-        assert_eq!(accepted.load(Ordering::SeqCst), connections, "{era:?}: no new connection for a call");
-        client.close().await;
-    }
-}
-
-/// With no layer, the client calls its sender directly: the same one kept connection.
-#[tokio::test]
-async fn every_call_of_a_client_with_no_layer_goes_over_one_kept_connection() {
-    for era in [EraPreference::Modern, EraPreference::Legacy] {
-        let (url, accepted) = serve().await;
-        let client = Client::builder("test", "1.0").era(era).connect_http(&url).await.unwrap();
-        client.call_tool("add", ()).await.expect("the first call succeeds");
-        let connections = accepted.load(Ordering::SeqCst);
-        assert!(connections <= if era == EraPreference::Modern { 1 } else { 2 }, "{era:?}: {connections}");
-        for _ in 0..25 {
-            let result = client.call_tool("add", ()).await.expect("the call succeeds");
-            assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");
-        }
-        assert_eq!(accepted.load(Ordering::SeqCst), connections, "{era:?}: no new connection for a call");
-        client.close().await;
     }
 }
 
@@ -122,13 +115,7 @@ async fn a_moved_endpoint_is_followed_with_or_without_layers() {
     for era in [EraPreference::Modern, EraPreference::Legacy] {
         for layered in [false, true] {
             let (url, _) = serve_moved().await;
-            let responses = Arc::new(AtomicUsize::new(0));
-            let seen = responses.clone();
-            let mut builder = Client::builder("test", "1.0").era(era);
-            if layered {
-                builder = builder.http_layer(tower::layer::layer_fn(move |inner| Count(inner, seen.clone())));
-            }
-            let client = builder.connect_http(&url).await.unwrap_or_else(|e| panic!("{era:?} {layered}: {e}"));
+            let (client, responses) = connect(&url, era, layered).await;
             for _ in 0..3 {
                 let result = client.call_tool("add", ()).await.expect("the call succeeds");
                 assert_eq!(serde_json::to_value(&result.content).unwrap()[0]["text"], "3");

@@ -45,8 +45,9 @@ struct Message<'a> {
 
 impl Message<'_> {
     /// The request's text: what [`crate::core::request_message`] writes for the same call, the
-    /// same members with the same values (`name` first). Written piece by piece: its constant names go out as they are, not escape-checked byte by
-    /// byte, and the arguments and the prepared `_meta` members are text already.
+    /// same members with the same values (`name` first). Written piece by piece: its constant
+    /// names go out as they are, not escape-checked byte by byte, and the arguments and the
+    /// prepared `_meta` members are text already.
     fn text(&self) -> String {
         let arguments = self.arguments.map_or(0, |arguments| arguments.get().len());
         let fixed = self.fixed.iter().flatten();
