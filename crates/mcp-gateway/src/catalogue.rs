@@ -269,11 +269,18 @@ impl Forward {
         Forward { span, timer: crate::metrics::Timer::start(upstream.name(), method) }
     }
 
-    async fn run<T>(self, request: impl std::future::Future<Output = Result<T, Error>>) -> Result<T, Error> {
+    /// `request` in the span, timed. A combinator rather than an `async fn`, which would keep
+    /// the request's future twice in its state (as its argument, and as what it awaits) and copy
+    /// it from one to the other.
+    fn run<T>(
+        self,
+        request: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> impl std::future::Future<Output = Result<T, Error>> {
         let Forward { span, timer } = self;
-        let outcome = tracing::Instrument::instrument(request, span).await;
-        timer.finish(outcome.as_ref().err());
-        outcome
+        futures::FutureExt::map(tracing::Instrument::instrument(request, span), move |outcome| {
+            timer.finish(outcome.as_ref().err());
+            outcome
+        })
     }
 }
 

@@ -12,12 +12,16 @@ use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 use crate::config::PrefixMode;
 use crate::upstream::{Hints, Lists, Upstream};
 
+/// A map by name or URI: looked up on every call (a route, its owner, its headers), so hashed
+/// with foldhash (seeded per process) rather than SipHash.
+pub(crate) type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
 #[derive(Default)]
 pub(crate) struct Index {
     pub(crate) tools: Listing<Tool>,
     /// The `x-mcp-header` parameters of the tools that have some, by listed name: what a call's
     /// mirrored `Mcp-Param-*` headers are checked against, found without a search of `tools`.
-    pub(crate) tool_headers: HashMap<String, Arc<[HeaderParam]>>,
+    pub(crate) tool_headers: ByName<Arc<[HeaderParam]>>,
     pub(crate) prompts: Listing<Prompt>,
     /// Resources and templates keep their URIs: listed by URI, routed by URI.
     pub(crate) resources: Listing<Resource>,
@@ -46,17 +50,17 @@ pub(crate) struct Index {
 pub(crate) struct Listing<T> {
     pub(crate) items: Arc<[T]>,
     /// Listed name → (upstream, its own name for the entry).
-    pub(crate) routes: HashMap<String, (usize, String)>,
+    pub(crate) routes: ByName<(usize, String)>,
     /// The owner of each listed name: the upstream that listed it first. Another that lists it
     /// is refused while the owner lists it, and while the owner is down (a request names the
     /// owner then); once the owner is up and lists it no more, the record goes (so that an
     /// upstream renaming its entries cannot grow it) and another upstream may take the name.
-    pub(crate) owners: HashMap<String, usize>,
+    pub(crate) owners: ByName<usize>,
 }
 
 impl<T> Default for Listing<T> {
     fn default() -> Self {
-        Listing { items: Arc::from(Vec::new()), routes: HashMap::new(), owners: HashMap::new() }
+        Listing { items: Arc::from(Vec::new()), routes: ByName::default(), owners: ByName::default() }
     }
 }
 
@@ -190,7 +194,7 @@ fn listing<T: Clone>(
         .collect();
     // An owner keeps its names while it lists them or is down; what an up owner no longer lists
     // is free (for any upstream, this rebuild included).
-    let mut owners: HashMap<String, usize> = {
+    let mut owners: ByName<usize> = {
         let down = |at: usize| now.lists[at].is_none();
         let listed: Vec<HashSet<&str>> =
             named.iter().map(|named| named.iter().map(|(_, _, listed)| listed.as_str()).collect()).collect();
@@ -209,8 +213,8 @@ fn listing<T: Clone>(
         kept.map(|(name, at)| (name.clone(), *at)).collect()
     };
     let mut items = Vec::new();
-    let mut routes: HashMap<String, (usize, String)> = HashMap::new();
-    let own_name = |listed: &str, owner: usize, routes: &HashMap<String, (usize, String)>| {
+    let mut routes: ByName<(usize, String)> = ByName::default();
+    let own_name = |listed: &str, owner: usize, routes: &ByName<(usize, String)>| {
         let route = routes.get(listed).or_else(|| previous.routes.get(listed)).filter(|(at, _)| *at == owner);
         route.map_or_else(|| listed.to_owned(), |(_, own)| own.clone())
     };

@@ -85,6 +85,8 @@
 //!   `outputSchema`), called at `base_url` with the upstream's `headers` and `[upstream.oauth]`
 //!   token; an HTTP error or a response over `max_response_bytes` is a tool error.
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
 mod audit;
 mod bridge;
 mod catalogue;
@@ -104,6 +106,8 @@ pub mod policy;
 pub mod search;
 mod upstream;
 
+#[cfg(feature = "mimalloc")]
+pub use allocator::Mimalloc;
 pub use config::{CatalogueMode, Config, Identity, PolicyRule, UpstreamConfig};
 pub use gateway::{Gateway, Reloaded, StartError};
 pub use index::Clash;

@@ -35,7 +35,7 @@ const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mcp_gateway::Mimalloc = mcp_gateway::Mimalloc;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {

@@ -21,7 +21,9 @@ use crate::store::{StoreError, StoreFuture};
 use crate::telemetry::{self, SessionTimer, Transport};
 use crate::{error::Error, principal::Principal};
 
-type Pending = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
+/// Maps by request id, touched on every request: foldhash (seeded per process), not SipHash.
+type ById<V> = HashMap<RequestId, V, foldhash::fast::RandomState>;
+type Pending = ById<oneshot::Sender<Result<Value, ErrorObject>>>;
 
 /// One connection's state. Cheap to create; transports make one per connection or session.
 #[derive(Default)]
@@ -37,7 +39,7 @@ pub struct Session {
     revision: AtomicU64,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
-    in_flight: Mutex<HashMap<RequestId, Stop>>,
+    in_flight: Mutex<ById<Stop>>,
     /// No answer from the client can arrive any more (its input closed, or the session closed).
     input_closed: AtomicBool,
     closed: AtomicBool,

@@ -4,7 +4,7 @@
 
 /// The allocator the `mcp-gateway` binary uses (its default `mimalloc` feature).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: mcp_gateway::Mimalloc = mcp_gateway::Mimalloc;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {

@@ -257,7 +257,9 @@ impl HttpTransport {
         let content_type =
             response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         if content_type.starts_with("text/event-stream") {
-            return self.read_stream(core, response, &out.id, rx).await;
+            // Boxed: a stream's reader is large, and the usual answer's future is moved as each
+            // caller awaits it.
+            return Box::pin(self.read_stream(core, response, &out.id, rx)).await;
         }
         let body = read_body(reqwest::Body::from(response)).await?;
         self.answer_in(core, &body, out, rx).await

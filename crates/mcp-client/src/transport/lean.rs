@@ -112,8 +112,8 @@ impl LeanSender {
     /// Sends `request` for a transport with no layer around this sender: the call's future is
     /// not boxed, hyper's response is not made a `reqwest::Response` (see [`response_of`]),
     /// and the request's headers are not kept for a redirect, which is left to the caller.
-    pub(crate) async fn send_direct(&self, request: reqwest::Request) -> Result<Sent, BoxError> {
-        self.inner.exchange(request).await
+    pub(crate) fn send_direct(&self, request: reqwest::Request) -> impl Future<Output = Result<Sent, BoxError>> + '_ {
+        self.inner.exchange(request)
     }
 }
 
@@ -164,7 +164,7 @@ impl Inner {
             Some(body) if body.as_bytes().is_some() => into_bytes(body),
             streaming => {
                 *request.body_mut() = streaming;
-                return Ok(Sent::Reqwest(self.fallback.execute(request).await?));
+                return Ok(Sent::Reqwest(Box::pin(self.fallback.execute(request)).await?));
             }
         };
         let endpoint = *request.url() == self.url;
@@ -173,11 +173,13 @@ impl Inner {
         } else {
             match request.url().as_str().parse::<Uri>() {
                 Ok(uri) if request.url().scheme() == "http" => uri,
-                _ => return self.whole_to_fallback(request, body).await.map(Sent::Reqwest),
+                // Boxed, as the other ways off the kept connection: the usual call's future stays
+                // small (it is moved as each caller awaits it).
+                _ => return Box::pin(self.whole_to_fallback(request, body)).await.map(Sent::Reqwest),
             }
         };
         if request.timeout().is_some() || request.version() != Version::HTTP_11 {
-            return self.whole_to_fallback(request, body).await.map(Sent::Reqwest);
+            return Box::pin(self.whole_to_fallback(request, body)).await.map(Sent::Reqwest);
         }
         let method = request.method().clone();
         let mut headers = std::mem::take(request.headers_mut());
@@ -222,7 +224,8 @@ impl Inner {
             let reused = kept.is_some();
             let mut sender = match kept.take() {
                 Some(sender) => sender,
-                None => self.connect().await?,
+                // Boxed: a new connection is seldom made, and its future is large.
+                None => Box::pin(self.connect()).await?,
             };
             match sender.try_send_request(request).await {
                 // A response with no body (a notification's `202`) is over: nothing will read it.

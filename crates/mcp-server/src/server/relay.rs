@@ -86,7 +86,9 @@ impl Server {
                     }
                     let mut call = Decoded::CallTool(again, None);
                     let meta = server.request_meta(&mut call, &version, Some(meta));
-                    server.run(&run_session, &run_id, era, version, meta, call, sink).await
+                    // Boxed: the usual way's future is large, and this one is copied into its
+                    // box on every relayed call.
+                    Box::pin(server.run(&run_session, &run_id, era, version, meta, call, sink)).await
                 }
                 Err(Error::InputRequired(_)) => {
                     let error = Error::internal("a relayed call cannot ask its caller for input");
