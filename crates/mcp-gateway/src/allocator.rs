@@ -14,7 +14,8 @@ use std::ffi::c_void;
 use libmimalloc_sys::{mi_malloc, mi_realloc, mi_zalloc};
 use mimalloc::MiMalloc;
 
-/// The alignment of every `mi_malloc` block of 16 bytes or more (`MI_MAX_ALIGN_SIZE`).
+/// The alignment of every `mi_malloc` block of 16 bytes or more (`MI_MAX_ALIGN_SIZE`; mimalloc
+/// asserts it of each block it hands out, in `alloc.c`).
 const PLAIN_ALIGN: usize = 16;
 
 /// mimalloc for the global allocator (`#[global_allocator]`).
@@ -67,9 +68,10 @@ unsafe impl GlobalAlloc for Mimalloc {
 mod tests {
     use super::*;
 
-    /// Every size and alignment a Rust type may have up to 64 KiB, and the layouts made by hand
-    /// that sit at the edges (an alignment above the size, or above 16): each block is aligned as
-    /// asked, holds what is written to it, keeps it when grown or shrunk, and is freed.
+    /// Sizes from 1 byte to 64 KiB around mimalloc's edges (8 and 16 bytes, 1 KiB, 4 KiB) with
+    /// alignments from 1 to a page's, some above their size (made by hand; no Rust type has
+    /// them): each block is aligned as asked, zeroed when asked, keeps what is written to it when
+    /// grown or shrunk, and is freed.
     #[test]
     fn every_block_is_aligned_as_its_layout_asks() {
         let mut layouts = Vec::new();
