@@ -4,6 +4,7 @@
 //! decided in [`access`].
 
 mod access;
+mod forward;
 mod relay;
 pub(crate) use access::Decision;
 
@@ -27,6 +28,7 @@ use crate::config::PrefixMode;
 use crate::index::{Changed, Clash, Index, Listing, owner_of};
 use crate::policy::{Arguments, Policy};
 use crate::upstream::Upstream;
+use forward::Forward;
 
 /// The upstreams, in configuration order, and the index of their tools and prompts as listed now.
 pub(crate) struct Catalogue {
@@ -252,35 +254,6 @@ impl SkillSource for Catalogue {
     fn skills(&self, caller: &Principal) -> Arc<[Skill]> {
         let index = Arc::clone(&self.index.read().expect("not poisoned"));
         self.visible(caller, &index.skills, &index.policed.skills, |skill| &skill.uri, access::SKILL)
-    }
-}
-
-/// One request sent to an upstream: its span (`mcp.gateway.upstream`, inside the downstream
-/// request's: which upstream, which method, and the upstream's own name for the target) and its
-/// duration (`mcp.gateway.upstream.duration`, with the `otel` feature).
-struct Forward {
-    span: tracing::Span,
-    timer: crate::metrics::Timer,
-}
-
-impl Forward {
-    fn new(upstream: &Upstream, method: &'static str, target: &str) -> Forward {
-        let span = tracing::info_span!("mcp.gateway.upstream", upstream = upstream.name(), method, target);
-        Forward { span, timer: crate::metrics::Timer::start(upstream.name(), method) }
-    }
-
-    /// `request` in the span, timed. A combinator rather than an `async fn`, which would keep
-    /// the request's future twice in its state (as its argument, and as what it awaits) and copy
-    /// it from one to the other.
-    fn run<T>(
-        self,
-        request: impl std::future::Future<Output = Result<T, Error>>,
-    ) -> impl std::future::Future<Output = Result<T, Error>> {
-        let Forward { span, timer } = self;
-        futures::FutureExt::map(tracing::Instrument::instrument(request, span), move |outcome| {
-            timer.finish(outcome.as_ref().err());
-            outcome
-        })
     }
 }
 

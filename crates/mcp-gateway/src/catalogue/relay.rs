@@ -67,21 +67,3 @@ impl Catalogue {
         }))
     }
 }
-
-impl Forward {
-    /// As [`Forward::run`], for a relayed call: one given back is timed by the usual way, which
-    /// sends it, so that each call counts once.
-    /// A combinator, as `run` is.
-    fn relay(
-        self,
-        request: impl std::future::Future<Output = Result<Relayed, Error>>,
-    ) -> impl std::future::Future<Output = Result<Relayed, Error>> {
-        let Forward { span, timer } = self;
-        futures::FutureExt::map(tracing::Instrument::instrument(request, span), move |outcome| {
-            if !matches!(outcome, Ok(Relayed::Again)) {
-                timer.finish(outcome.as_ref().err());
-            }
-            outcome
-        })
-    }
-}
