@@ -16,7 +16,7 @@ use crate::core::{Answer, Core, MetaText, Wants, request_message, token_key};
 use crate::error::Error;
 use crate::handlers::InputHook;
 use crate::telemetry;
-use crate::transport::request::{CancelNotice, Outgoing};
+use crate::transport::request::{CancelNotice, Outgoing, version_value};
 use crate::transport::{Transport, TransportKind};
 use mcp_types::http_headers::encode_value as encode_header_value;
 use tracing::Instrument as _;
@@ -309,12 +309,13 @@ impl Client {
                 meta.insert(META_LOG.into(), json!(level));
             }
             if transport.kind() == TransportKind::StreamableHttp {
-                headers.push(("MCP-Protocol-Version".into(), version.clone()));
-                headers.push(("Mcp-Method".into(), call.method.to_owned()));
+                headers.push(("MCP-Protocol-Version".into(), version_value(&version)));
+                headers.push(("Mcp-Method".into(), call.method.into()));
                 if let Some(name) = &call.name {
-                    headers.push(("Mcp-Name".into(), encode_header_value(name)));
+                    headers.push(("Mcp-Name".into(), encode_header_value(name).into()));
                 }
-                headers.extend(call.param_headers.iter().map(|(name, value)| (name.clone().into(), value.clone())));
+                headers
+                    .extend(call.param_headers.iter().map(|(name, value)| (name.clone().into(), value.clone().into())));
             }
         }
         let message = request_message(&id, call.method, params, &meta, &fixed);

@@ -61,7 +61,7 @@ impl Answer {
             Answer::ReadResult(_) => false,
             Answer::Raw(_) | Answer::Complete(_) if method != "tools/call" => false,
             Answer::Raw(raw) | Answer::Complete(raw) => {
-                crate::json_text::may_hold(raw.get(), r#""isError""#)
+                crate::json_text::may_hold(raw.get(), crate::json_text::needle!(r#""isError""#))
                     && serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true))
             }
         }

@@ -39,7 +39,7 @@ pub struct Session {
     revision: AtomicU64,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
-    in_flight: Mutex<ById<Stop>>,
+    in_flight: Mutex<InFlight>,
     /// No answer from the client can arrive any more (its input closed, or the session closed).
     input_closed: AtomicBool,
     closed: AtomicBool,
@@ -377,7 +377,7 @@ impl Session {
     pub fn close(&self) {
         self.end_input();
         self.closed.store(true, Ordering::SeqCst);
-        for (_, task) in self.in_flight.lock().expect("not poisoned").drain() {
+        for task in std::mem::take(&mut *self.in_flight.lock().expect("not poisoned")).into_stops() {
             task.abort();
         }
         self.on_close.notify_waiters();
@@ -402,7 +402,7 @@ impl Session {
     /// Requests whose handlers are still running (on a task of their own, or driven by their reply).
     pub(crate) fn in_flight(&self) -> usize {
         let mut in_flight = self.in_flight.lock().expect("not poisoned");
-        in_flight.retain(|_, task| !task.is_finished());
+        in_flight.forget_finished();
         in_flight.len()
     }
 
@@ -420,7 +420,7 @@ impl Session {
             task.abort();
             return;
         }
-        in_flight.retain(|_, task| !task.is_finished());
+        in_flight.forget_finished();
         in_flight.insert(id, task);
     }
 
@@ -436,6 +436,72 @@ impl Session {
     }
 }
 
+/// The handlers in flight, by request id. Most sessions hold one at a time (a stateless
+/// request's own session, a client calling in lockstep): it is kept without a table, which
+/// would be allocated for it on every request.
+#[derive(Default)]
+enum InFlight {
+    #[default]
+    None,
+    One(RequestId, Stop),
+    Many(ById<Stop>),
+}
+
+impl InFlight {
+    fn len(&self) -> usize {
+        match self {
+            InFlight::None => 0,
+            InFlight::One(..) => 1,
+            InFlight::Many(tasks) => tasks.len(),
+        }
+    }
+
+    /// Adds `task` under `id`, in place of one under the same id.
+    fn insert(&mut self, id: RequestId, task: Stop) {
+        match std::mem::take(self) {
+            InFlight::None => *self = InFlight::One(id, task),
+            InFlight::One(kept, _) if kept == id => *self = InFlight::One(id, task),
+            InFlight::One(kept, kept_task) => {
+                let mut tasks = ById::default();
+                tasks.insert(kept, kept_task);
+                tasks.insert(id, task);
+                *self = InFlight::Many(tasks);
+            }
+            InFlight::Many(mut tasks) => {
+                tasks.insert(id, task);
+                *self = InFlight::Many(tasks);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &RequestId) -> Option<Stop> {
+        match self {
+            InFlight::One(kept, _) if kept == id => match std::mem::take(self) {
+                InFlight::One(_, task) => Some(task),
+                _ => unreachable!("matched as one"),
+            },
+            InFlight::Many(tasks) => tasks.remove(id),
+            _ => None,
+        }
+    }
+
+    fn forget_finished(&mut self) {
+        match self {
+            InFlight::One(_, task) if task.is_finished() => *self = InFlight::None,
+            InFlight::Many(tasks) => tasks.retain(|_, task| !task.is_finished()),
+            _ => {}
+        }
+    }
+
+    fn into_stops(self) -> Vec<Stop> {
+        match self {
+            InFlight::None => Vec::new(),
+            InFlight::One(_, task) => vec![task],
+            InFlight::Many(tasks) => tasks.into_values().collect(),
+        }
+    }
+}
+
 struct RemovePending<'a> {
     session: &'a Session,
     id: &'a RequestId,
@@ -444,5 +510,55 @@ struct RemovePending<'a> {
 impl Drop for RemovePending<'_> {
     fn drop(&mut self) {
         self.session.pending.lock().expect("not poisoned").remove(self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop() -> (Stop, futures::future::AbortHandle) {
+        let (handle, _) = futures::future::AbortHandle::new_pair();
+        (Stop::Inline(handle.clone()), handle)
+    }
+
+    /// One request in flight, then several, then none: each is found, replaced, forgotten and
+    /// stopped as a table of them would be.
+    #[test]
+    fn requests_in_flight_are_kept_by_id_one_or_many() {
+        let mut in_flight = InFlight::default();
+        let (first, first_handle) = stop();
+        in_flight.insert(RequestId::from(1), first);
+        assert_eq!(in_flight.len(), 1);
+        assert!(in_flight.remove(&RequestId::from(2)).is_none());
+        // The same id again takes the place of the first.
+        let (again, _) = stop();
+        in_flight.insert(RequestId::from(1), again);
+        assert_eq!(in_flight.len(), 1);
+        let (second, second_handle) = stop();
+        in_flight.insert(RequestId::from("two".to_owned()), second);
+        assert_eq!(in_flight.len(), 2);
+        // An ended handler is forgotten.
+        second_handle.abort();
+        in_flight.forget_finished();
+        assert_eq!(in_flight.len(), 1);
+        assert!(in_flight.remove(&RequestId::from("two".to_owned())).is_none());
+        let (third, third_handle) = stop();
+        in_flight.insert(RequestId::from(3), third);
+        let stops = std::mem::take(&mut in_flight).into_stops();
+        assert_eq!((stops.len(), in_flight.len()), (2, 0));
+        stops.iter().for_each(Stop::abort);
+        assert!(third_handle.is_aborted());
+        assert!(!first_handle.is_aborted(), "the replaced handler is no longer tracked");
+
+        let (only, only_handle) = stop();
+        in_flight.insert(RequestId::from(4), only);
+        only_handle.abort();
+        in_flight.forget_finished();
+        assert_eq!(in_flight.len(), 0);
+        let (last, _) = stop();
+        in_flight.insert(RequestId::from(5), last);
+        assert!(in_flight.remove(&RequestId::from(5)).is_some());
+        assert_eq!(in_flight.len(), 0);
     }
 }

@@ -54,7 +54,10 @@ impl<'a> OnePassResponse<'a> {
                 }
                 "id" if id.is_none() => {
                     let (token, after) = scalar(rest)?;
-                    id = Some(serde_json::from_str::<RequestId>(token).ok()?);
+                    id = Some(match plain_integer(token) {
+                        Some(n) => RequestId::from(n),
+                        None => serde_json::from_str::<RequestId>(token).ok()?,
+                    });
                     rest = after;
                 }
                 _ => return None,
@@ -93,6 +96,14 @@ fn plain_string(text: &str) -> Option<(&str, &str)> {
     (body.as_bytes()[end] == b'"').then(|| (&body[..end], &body[end + 1..]))
 }
 
+/// The token as an `i64`, if it is one written plainly (no leading zero, no sign but `-`): what
+/// the id's decode reads it as, without setting up a parse.
+fn plain_integer(token: &str) -> Option<i64> {
+    let digits = token.strip_prefix('-').unwrap_or(token);
+    let plain = matches!(digits.as_bytes(), [b'0'] | [b'1'..=b'9', ..]) && digits.bytes().all(|b| b.is_ascii_digit());
+    plain.then(|| token.parse().ok()).flatten()
+}
+
 /// A number, or a string without escapes, at the start of `text`: its JSON text and what follows.
 fn scalar(text: &str) -> Option<(&str, &str)> {
     if text.starts_with('"') {
@@ -122,6 +133,26 @@ mod tests {
         assert_eq!(one_pass(" {\n \"id\" : 3 ,\t\"result\" :{\"a\":[1,\"}\"]} }\r\n"), expected);
         let named = one_pass(r#"{"jsonrpc":"2.0","id":"req-1","result":{}}"#);
         assert_eq!(named, Some((RequestId::String("req-1".into()), serde_json::json!({}))));
+    }
+
+    /// An integer id read without a parse is the id the decode reads, and a token it does not
+    /// take plainly is decoded as before.
+    #[test]
+    fn a_plain_integer_id_is_the_decoded_id() {
+        for token in ["0", "7", "-3", "-0", "10", "9223372036854775807", "-9223372036854775808"] {
+            assert_eq!(
+                plain_integer(token).map(RequestId::from),
+                serde_json::from_str::<RequestId>(token).ok(),
+                "{token}"
+            );
+        }
+        for token in ["", "-", "01", "-01", "+1", "1.0", "1e3", "9223372036854775808", "-9223372036854775809", "\"1\""]
+        {
+            assert_eq!(plain_integer(token), None, "{token}");
+        }
+        let big = r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#;
+        let decoded = serde_json::from_str::<RequestId>("9223372036854775808").unwrap();
+        assert_eq!(OnePassResponse::read(big).unwrap().id(), &decoded);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::core::{Answer, MetaText, Wants};
 use crate::error::Error;
 use crate::telemetry;
 use crate::transport::TransportKind;
-use crate::transport::request::{CancelNotice, Outgoing};
+use crate::transport::request::{CancelNotice, Outgoing, version_value};
 use mcp_types::http_headers::encode_value as encode_header_value;
 
 /// What became of a relayed call.
@@ -167,9 +167,9 @@ impl Client {
             };
             let message = message.text();
             let headers = vec![
-                ("MCP-Protocol-Version".into(), version.clone()),
-                ("Mcp-Method".into(), "tools/call".to_owned()),
-                ("Mcp-Name".into(), encode_header_value(name)),
+                ("MCP-Protocol-Version".into(), version_value(&version)),
+                ("Mcp-Method".into(), "tools/call".into()),
+                ("Mcp-Name".into(), encode_header_value(name).into()),
             ];
             let cancel_notice = CancelNotice {
                 peer: self.inner.peer.clone(),

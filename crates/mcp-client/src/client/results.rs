@@ -27,7 +27,7 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
         #[serde(rename = "resultType")]
         result_type: Option<Value>,
     }
-    if !crate::json_text::may_hold(result.get(), r#""resultType""#) {
+    if !crate::json_text::may_hold(result.get(), crate::json_text::needle!(r#""resultType""#)) {
         return None;
     }
     serde_json::from_str::<Probe>(result.get())
@@ -39,7 +39,8 @@ pub(crate) fn result_type(result: &RawValue) -> Option<String> {
 /// Whether the result's `resultType` is `wanted`. Most results say `complete`: a plain search for
 /// `wanted` answers those without a parse.
 pub(crate) fn result_type_is(result: &RawValue, wanted: &str) -> bool {
-    crate::json_text::may_hold(result.get(), wanted) && result_type(result).as_deref() == Some(wanted)
+    crate::json_text::may_hold(result.get(), &memchr::memmem::Finder::new(wanted))
+        && result_type(result).as_deref() == Some(wanted)
 }
 
 /// Absent `resultType` means complete; only the three multi round-trip methods may answer
@@ -67,13 +68,10 @@ fn says_only_complete(text: &str) -> bool {
     if crate::json_text::may_escape_ascii(text) {
         return false;
     }
-    // A search prepared once: `str::find` sets up a two-way search for each call, and
-    // `memmem::find` its own.
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(NAME));
-    let Some(at) = FINDER.find(text.as_bytes()) else { return false };
+    let finder = crate::json_text::needle!(NAME);
+    let Some(at) = finder.find(text.as_bytes()) else { return false };
     let rest = &text[at + NAME.len()..];
-    if rest.contains(NAME) {
+    if finder.find(rest.as_bytes()).is_some() {
         return false;
     }
     rest.trim_start().strip_prefix(':').is_some_and(|value| value.trim_start().starts_with("\"complete\""))

@@ -4,6 +4,7 @@
 //! (answered with POSTs), and resumption of a broken stream with GET + `Last-Event-ID` after the
 //! server's `retry` delay.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -160,7 +161,13 @@ impl HttpTransport {
             }
         }
         for (name, text) in extra {
-            headers.append(header_name(name).map_err(|e| Error::transport_with(what(), e))?, value(text)?);
+            let text = match text {
+                // A constant is checked, not copied.
+                Cow::Borrowed(text) => HeaderValue::from_maybe_shared(bytes::Bytes::from_static(text.as_bytes()))
+                    .map_err(|e| Error::transport_with(what(), e))?,
+                Cow::Owned(text) => value(text)?,
+            };
+            headers.append(header_name(name).map_err(|e| Error::transport_with(what(), e))?, text);
         }
         *request.body_mut() = Some(body);
         Ok(request)

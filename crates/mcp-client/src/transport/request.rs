@@ -10,8 +10,17 @@ use serde_json::Value;
 use crate::core::{Core, Delivery, Reply, Wants};
 use crate::error::Error;
 
-/// An HTTP header's name (most are constants) and value.
-pub(crate) type Header = (std::borrow::Cow<'static, str>, String);
+/// An HTTP header's name and value. Most names, and values such as a method or a known protocol
+/// version, are constants: borrowed, they are neither copied nor parsed per request.
+pub(crate) type Header = (std::borrow::Cow<'static, str>, std::borrow::Cow<'static, str>);
+
+/// A protocol version as a header value: the constant of a known revision, else a copy.
+pub(crate) fn version_value(version: &str) -> std::borrow::Cow<'static, str> {
+    match mcp_types::ProtocolVersion::SUPPORTED.iter().find(|known| known.as_str() == version) {
+        Some(known) => std::borrow::Cow::Borrowed(known.as_str()),
+        None => std::borrow::Cow::Owned(version.to_owned()),
+    }
+}
 
 /// One outgoing request.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]

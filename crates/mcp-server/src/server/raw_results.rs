@@ -149,59 +149,62 @@ impl Object {
 /// spelled; `None` if it is no object. `object` is valid JSON (a [`mcp_types::RawResult`]'s text,
 /// or a member of one), so it is split where its members end without being checked again; a name
 /// written with escapes sends the whole object to serde_json, which unescapes it.
-fn members(object: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+fn members(object: &str) -> Option<MemberList<'_>> {
     match split_members(object) {
-        Split::Members(members) => Some(members),
-        Split::EscapedName => {
+        Ok(members) => Some(members),
+        Err(Unsplit::EscapedName) => {
             let Members(members) = serde_json::from_str(object).ok()?;
             Some(members.into_iter().map(|(name, value)| (name, value.get())).collect())
         }
-        Split::NoObject => None,
+        Err(Unsplit::NoObject) => None,
     }
 }
 
-enum Split<'a> {
-    Members(Vec<(Cow<'a, str>, &'a str)>),
+/// An object's members: as many as a result usually has are kept without an allocation.
+type MemberList<'a> = smallvec::SmallVec<[(Cow<'a, str>, &'a str); 8]>;
+
+/// Why [`split_members`] gave no members.
+enum Unsplit {
     EscapedName,
     NoObject,
 }
 
 /// [`members`] for names without escapes, found by scanning the valid text: a value ends at the
 /// first `,` or `}` outside strings at its own depth. Text that is not an object (or not valid,
-/// which a caller never gives) is `NoObject`, never a panic.
-fn split_members(object: &str) -> Split<'_> {
+/// which a caller never gives) is `Unsplit::NoObject`, never a panic.
+fn split_members(object: &str) -> Result<MemberList<'_>, Unsplit> {
     let bytes = object.as_bytes();
     let mut at = skip_whitespace(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
-        return Split::NoObject;
+        return Err(Unsplit::NoObject);
     }
-    let mut members = Vec::with_capacity(8);
+    let mut members = MemberList::new();
     at = skip_whitespace(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return if skip_whitespace(bytes, at + 1) == bytes.len() { Split::Members(members) } else { Split::NoObject };
+        return if skip_whitespace(bytes, at + 1) == bytes.len() { Ok(members) } else { Err(Unsplit::NoObject) };
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
-            return Split::NoObject;
+            return Err(Unsplit::NoObject);
         }
-        let Some(end) = quote_or_escape(bytes, at + 1) else { return Split::NoObject };
+        let Some(end) = quote_or_escape(bytes, at + 1) else { return Err(Unsplit::NoObject) };
         if bytes[end] == b'\\' {
-            return Split::EscapedName;
+            return Err(Unsplit::EscapedName);
         }
         let name = &object[at + 1..end];
         at = skip_whitespace(bytes, end + 1);
         if bytes.get(at) != Some(&b':') {
-            return Split::NoObject;
+            return Err(Unsplit::NoObject);
         }
         let start = skip_whitespace(bytes, at + 1);
-        let Some(length) = bytes.get(start..).and_then(value_length) else { return Split::NoObject };
+        let Some(length) = bytes.get(start..).and_then(value_length) else { return Err(Unsplit::NoObject) };
         at = start + length;
         let value = object[start..at].trim_end_matches([' ', '\t', '\n', '\r']);
         members.push((Cow::Borrowed(name), value));
         match bytes[at] {
             b',' => at = skip_whitespace(bytes, at + 1),
-            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Split::Members(members),
-            _ => return Split::NoObject,
+            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Ok(members),
+            _ => return Err(Unsplit::NoObject),
         }
     }
 }
@@ -378,10 +381,10 @@ mod tests {
                 );
             }
             let escaped = text.contains("\\u0061") || text.contains("a\\\"b");
-            assert_eq!(matches!(split_members(text), Split::EscapedName), escaped, "{text}");
+            assert_eq!(matches!(split_members(text), Err(Unsplit::EscapedName)), escaped, "{text}");
         }
         for text in ["[]", "1", r#""{}""#, "", "{", r#"{"a""#, r#"{"a":"#, r#"{"a":1"#, r#"{"a":"1}"#, "{}}", "{} x"] {
-            assert!(matches!(split_members(text), Split::NoObject), "{text}");
+            assert!(matches!(split_members(text), Err(Unsplit::NoObject)), "{text}");
         }
     }
 
