@@ -40,7 +40,8 @@ impl Server {
 /// identity's JSON) in `_meta`, and whether it says `isError: true`; `None` when the members
 /// cannot be written out as they are.
 fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) -> Option<(String, bool)> {
-    let members = members(result)?;
+    let mut members = MemberList::new();
+    split_into(result, &mut members)?;
     let named = |name: &str| members.iter().filter(|(key, _)| key == name).count();
     if named("resultType") > 1 || named("_meta") > 1 || named("isError") > 1 {
         return None;
@@ -77,7 +78,8 @@ fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) 
 
 /// `_meta` without the source's identity, with `server_info` if given; left out if empty.
 fn write_meta(json: &mut String, object: &mut Object, meta: &str, server_info: Option<&str>) -> Option<()> {
-    let members = members(meta)?;
+    let mut members = MemberList::new();
+    split_into(meta, &mut members)?;
     // Written in place, and taken back if it has no member.
     let (start, before) = (json.len(), *object);
     object.plain_member(json, "_meta", "{");
@@ -113,7 +115,7 @@ impl Object {
         self.empty
     }
 
-    /// Writes `"name":value`, `value` being JSON text and `name` a member's name as [`members`]
+    /// Writes `"name":value`, `value` being JSON text and `name` a member's name as [`split_into`]
     /// gives it: borrowed, it is written as it was (with nothing to escape); owned, it was
     /// unescaped, and is escaped again.
     #[expect(clippy::ptr_arg, reason = "whether the name is borrowed is what tells how to write it")]
@@ -145,22 +147,25 @@ impl Object {
     }
 }
 
-/// The members of an object's text, in order: each name (unescaped) and its value's text as it is
-/// spelled; `None` if it is no object. `object` is valid JSON (a [`mcp_types::RawResult`]'s text,
+/// Puts the members of an object's text into `members`, in order: each name (unescaped) and its
+/// value's text as it is spelled; `None` if it is no object. `object` is valid JSON (a [`mcp_types::RawResult`]'s text,
 /// or a member of one), so it is split where its members end without being checked again; a name
 /// written with escapes sends the whole object to serde_json, which unescapes it.
-fn members(object: &str) -> Option<MemberList<'_>> {
-    match split_members(object) {
-        Ok(members) => Some(members),
+fn split_into<'a>(object: &'a str, members: &mut MemberList<'a>) -> Option<()> {
+    match split_members(object, members) {
+        Ok(()) => Some(()),
         Err(Unsplit::EscapedName) => {
-            let Members(members) = serde_json::from_str(object).ok()?;
-            Some(members.into_iter().map(|(name, value)| (name, value.get())).collect())
+            let Members(read) = serde_json::from_str(object).ok()?;
+            members.clear();
+            members.extend(read.into_iter().map(|(name, value)| (name, value.get())));
+            Some(())
         }
         Err(Unsplit::NoObject) => None,
     }
 }
 
-/// An object's members: as many as a result usually has are kept without an allocation.
+/// An object's members: as many as a result usually has are kept without an allocation, filled
+/// in place (a list returned would be copied on its way out).
 type MemberList<'a> = smallvec::SmallVec<[(Cow<'a, str>, &'a str); 8]>;
 
 /// Why [`split_members`] gave no members.
@@ -169,19 +174,18 @@ enum Unsplit {
     NoObject,
 }
 
-/// [`members`] for names without escapes, found by scanning the valid text: a value ends at the
+/// [`split_into`] for names without escapes, found by scanning the valid text: a value ends at the
 /// first `,` or `}` outside strings at its own depth. Text that is not an object (or not valid,
 /// which a caller never gives) is `Unsplit::NoObject`, never a panic.
-fn split_members(object: &str) -> Result<MemberList<'_>, Unsplit> {
+fn split_members<'a>(object: &'a str, members: &mut MemberList<'a>) -> Result<(), Unsplit> {
     let bytes = object.as_bytes();
     let mut at = skip_whitespace(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return Err(Unsplit::NoObject);
     }
-    let mut members = MemberList::new();
     at = skip_whitespace(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return if skip_whitespace(bytes, at + 1) == bytes.len() { Ok(members) } else { Err(Unsplit::NoObject) };
+        return if skip_whitespace(bytes, at + 1) == bytes.len() { Ok(()) } else { Err(Unsplit::NoObject) };
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
@@ -203,7 +207,7 @@ fn split_members(object: &str) -> Result<MemberList<'_>, Unsplit> {
         members.push((Cow::Borrowed(name), value));
         match bytes[at] {
             b',' => at = skip_whitespace(bytes, at + 1),
-            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Ok(members),
+            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Ok(()),
             _ => return Err(Unsplit::NoObject),
         }
     }
@@ -370,7 +374,8 @@ mod tests {
         let objects: Vec<String> = objects.into_iter().map(str::to_owned).chain(shifted).collect();
         for text in objects.iter().map(String::as_str) {
             let Members(want) = serde_json::from_str(text).unwrap();
-            let got = members(text).unwrap();
+            let mut got = MemberList::new();
+            split_into(text, &mut got).unwrap();
             assert_eq!(got.len(), want.len(), "{text}");
             for ((name, value), (want_name, want_value)) in got.iter().zip(&want) {
                 assert_eq!(name, want_name, "{text}");
@@ -381,10 +386,14 @@ mod tests {
                 );
             }
             let escaped = text.contains("\\u0061") || text.contains("a\\\"b");
-            assert_eq!(matches!(split_members(text), Err(Unsplit::EscapedName)), escaped, "{text}");
+            assert_eq!(
+                matches!(split_members(text, &mut MemberList::new()), Err(Unsplit::EscapedName)),
+                escaped,
+                "{text}"
+            );
         }
         for text in ["[]", "1", r#""{}""#, "", "{", r#"{"a""#, r#"{"a":"#, r#"{"a":1"#, r#"{"a":"1}"#, "{}}", "{} x"] {
-            assert!(matches!(split_members(text), Err(Unsplit::NoObject)), "{text}");
+            assert!(matches!(split_members(text, &mut MemberList::new()), Err(Unsplit::NoObject)), "{text}");
         }
     }
 
