@@ -1,7 +1,8 @@
 //! Every top-level message type of every revision, and the params and results of the tasks and
 //! skills extensions, decoded from the same bytes. Oracle: what decodes encodes, decodes again
 //! to an equal value (through text and through `serde_json::Value`), and encodes to the same
-//! text again.
+//! text again. The same bytes as a result's text: what `RawResult::scan` takes, serde_json reads
+//! as the same object, member by member.
 #![no_main]
 
 use std::fmt::Debug;
@@ -152,4 +153,51 @@ all_types! {
     ];
 }
 
-fuzz_target!(|data: &[u8]| decode_everywhere(data));
+/// `RawResult::scan` takes only what serde_json reads as one object, and finds the members it
+/// reads: each name as written, each value's text the same value.
+fn scan_agrees(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Some(scanned) = mcp_types::RawResult::scan(text) else { return };
+    let read = match serde_json::from_str::<RawMembers>(text) {
+        Ok(RawMembers(read)) => read,
+        Err(e) => panic!("the scan took what serde_json refuses ({e}): {text}"),
+    };
+    let members: Vec<(&str, &str)> = scanned.members().expect("a scanned result has members").collect();
+    assert_eq!(members.len(), read.len(), "{text}");
+    for ((name, value), (want_name, want_value)) in members.iter().zip(&read) {
+        assert_eq!(name, want_name, "{text}");
+        assert_eq!(*value, want_value.get(), "{text}");
+    }
+    assert_eq!(
+        serde_json::to_string(&scanned).expect("a scanned result encodes"),
+        text.trim_matches([' ', '\t', '\n', '\r'])
+    );
+}
+
+/// An object's members in order, duplicates kept, each value's text as written.
+struct RawMembers(Vec<(String, Box<serde_json::value::RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for RawMembers {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = RawMembers;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawMembers, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry()? {
+                    members.push(member);
+                }
+                Ok(RawMembers(members))
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    decode_everywhere(data);
+    scan_agrees(data);
+});

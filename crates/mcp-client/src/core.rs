@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_types::{CallToolResult, ErrorObject, OnePassResponse, ReadResourceResult, RequestId, ResultType};
+use mcp_types::{CallToolResult, ErrorObject, OnePassResponse, RawResult, ReadResourceResult, RequestId, ResultType};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -32,6 +32,9 @@ pub(crate) enum Answer {
     ToolResult(Box<CallToolResult>),
     /// A complete `resources/read` result, decoded the same way.
     ReadResult(Box<ReadResourceResult>),
+    /// The result's text checked by a scan that found its members ([`RawResult::scan`]), for a
+    /// request that [`Wants::Scan`] (a relayed call, which checks its `resultType` itself).
+    Scanned(RawResult),
 }
 
 impl Answer {
@@ -44,6 +47,9 @@ impl Answer {
             }
             Answer::ReadResult(result) => {
                 serde_json::value::to_raw_value(&result).expect("a ReadResourceResult always encodes")
+            }
+            Answer::Scanned(result) => {
+                RawValue::from_string(result.get().to_owned()).expect("a scanned result is valid JSON")
             }
         }
     }
@@ -59,7 +65,11 @@ impl Answer {
         match self {
             Answer::ToolResult(result) => result.is_error == Some(true),
             Answer::ReadResult(_) => false,
-            Answer::Raw(_) | Answer::Complete(_) if method != "tools/call" => false,
+            Answer::Raw(_) | Answer::Complete(_) | Answer::Scanned(_) if method != "tools/call" => false,
+            // The scan found each member, named without escapes.
+            Answer::Scanned(result) => {
+                result.members().is_some_and(|mut members| members.any(|member| member == ("isError", "true")))
+            }
             Answer::Raw(raw) | Answer::Complete(raw) => {
                 crate::json_text::may_hold(raw.get(), crate::json_text::needle!(r#""isError""#))
                     && serde_json::from_str::<ToolResult>(raw.get()).is_ok_and(|r| r.is_error == Some(true))
@@ -67,19 +77,20 @@ impl Answer {
         }
     }
 
-    /// The raw text, unless the result was decoded as it arrived.
+    /// The raw text, unless the result was decoded or scanned as it arrived.
     pub fn as_raw(&self) -> Option<&RawValue> {
         match self {
             Answer::Raw(raw) | Answer::Complete(raw) => Some(raw),
-            Answer::ToolResult(_) | Answer::ReadResult(_) => None,
+            Answer::ToolResult(_) | Answer::ReadResult(_) | Answer::Scanned(_) => None,
         }
     }
 
-    /// The text of a result not known to be complete: it may be a task or an input round.
+    /// The text of a result not known to be complete: it may be a task or an input round. (A
+    /// scanned result is asked for only by the relay, which settles it itself.)
     pub fn unsettled(&self) -> Option<&RawValue> {
         match self {
             Answer::Raw(raw) => Some(raw),
-            Answer::Complete(_) | Answer::ToolResult(_) | Answer::ReadResult(_) => None,
+            Answer::Complete(_) | Answer::ToolResult(_) | Answer::ReadResult(_) | Answer::Scanned(_) => None,
         }
     }
 }
@@ -93,6 +104,9 @@ pub(crate) enum Wants {
     ToolResult,
     /// The same for a `ReadResourceResult` ([`Answer::ReadResult`]).
     ReadResult,
+    /// The result's text checked and split by a scan ([`Answer::Scanned`]) when the response
+    /// allows it, whatever its `resultType`; anything else raw.
+    Scan,
 }
 
 impl Wants {
@@ -460,6 +474,7 @@ impl Envelope<'_> {
 fn arrived(response: &OnePassResponse<'_>, wants: Wants) -> Option<Answer> {
     let decoded = match wants {
         Wants::Raw => None,
+        Wants::Scan => response.scan().map(Answer::Scanned),
         Wants::ToolResult => response
             .decode::<CallToolResult>()
             .filter(|result| result.result_type == ResultType::Complete)

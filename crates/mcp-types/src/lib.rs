@@ -86,6 +86,7 @@ mod free_form;
 mod generated;
 #[cfg(feature = "http-headers")]
 pub mod http_headers;
+mod json_scan;
 mod literal;
 mod method;
 mod number;

@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::common::RequestId;
+use crate::raw_result::RawResult;
 
 /// A JSON-RPC response whose `result` is its last member, after `jsonrpc` and `id` (what the
 /// official SDKs, and this workspace's servers, write): its result can then be decoded as the
@@ -74,12 +75,22 @@ impl<'a> OnePassResponse<'a> {
 
     /// The result as `T`, if it is one object that ends the message and decodes as `T`.
     pub fn decode<T: DeserializeOwned>(&self) -> Option<T> {
-        let result = self.rest.trim_end_matches(JSON_WHITESPACE).strip_suffix('}')?;
-        if !result.starts_with('{') {
-            return None;
-        }
         // `from_str` reads the result to its end and fails on anything after it.
-        serde_json::from_str(result).ok()
+        serde_json::from_str(self.object_text()?).ok()
+    }
+
+    /// The result as a [`RawResult`] made by [`RawResult::scan`], if it is one object that ends
+    /// the message and the scan takes it.
+    pub fn scan(&self) -> Option<RawResult> {
+        RawResult::scan(self.object_text()?)
+    }
+
+    /// The text between `"result":` and the message's closing brace, if it starts as an object.
+    /// Whether it is one object is for its reader to find.
+    fn object_text(&self) -> Option<&'a str> {
+        let result = self.rest.trim_end_matches(JSON_WHITESPACE).strip_suffix('}')?;
+        let result = result.trim_end_matches(JSON_WHITESPACE);
+        result.starts_with('{').then_some(result)
     }
 }
 
@@ -182,6 +193,20 @@ mod tests {
             r#"{"id":1,"result":{}}}"#,
         ] {
             assert_eq!(one_pass(text), None, "{text}");
+        }
+    }
+
+    /// A scanned result is the result's text, whatever the member order, and nothing else.
+    #[test]
+    fn a_result_is_scanned_as_it_ends_the_message() {
+        let text = r#"{"id":"a","jsonrpc":"2.0","result":{"content":[{"text":"}"}],"isError":false} }"#;
+        let result = OnePassResponse::read(text).unwrap().scan().unwrap();
+        assert_eq!(result.get(), r#"{"content":[{"text":"}"}],"isError":false}"#);
+        assert_eq!(result.members().unwrap().len(), 2);
+        for text in
+            [r#"{"id":1,"result":{"a":1}"#, r#"{"id":1,"result":{"a":1}}}"#, r#"{"id":1,"result":{"a":1},"x":2}"#]
+        {
+            assert!(OnePassResponse::read(text).and_then(|r| r.scan()).is_none(), "{text}");
         }
     }
 

@@ -6,6 +6,7 @@ use serde::de::{self, DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use crate::json_scan::Member;
 use crate::private;
 
 /// The `result` member of a response decoded on its own (`ServerMessage::Response`,
@@ -24,7 +25,20 @@ use crate::private;
 /// assert_eq!(serde_json::to_string(&ServerMessage::Response(response)).unwrap(), text);
 /// ```
 #[derive(Clone)]
-pub struct RawResult(Box<RawValue>);
+pub struct RawResult {
+    text: Text,
+    /// Where each member lies in the text, when [`RawResult::scan`] read it.
+    members: Option<Box<[Member]>>,
+}
+
+/// A result's text, known to be one JSON object.
+#[derive(Clone)]
+enum Text {
+    /// Read by serde_json.
+    Read(Box<RawValue>),
+    /// Checked by [`RawResult::scan`].
+    Scanned(Box<str>),
+}
 
 impl RawResult {
     /// A result from anything that encodes as a JSON object (a typed result, a `JsonObject`).
@@ -46,18 +60,50 @@ impl RawResult {
                 excerpt(raw.get())
             )));
         }
-        Ok(RawResult(raw))
+        Ok(RawResult { text: Text::Read(raw), members: None })
+    }
+
+    /// A result from the text of one JSON object, checked by a scan of its bytes that also notes
+    /// where each member lies ([`RawResult::members`]), without building anything. `None` when
+    /// the scan does not take the text: not one valid JSON object, a member name written with an
+    /// escape, or nesting more than 128 levels deep. Such text may still be a result:
+    /// [`RawResult::from_text`] reads it.
+    ///
+    /// ```
+    /// use mcp_types::RawResult;
+    ///
+    /// let result = RawResult::scan(r#"{"content":[],"isError":true}"#).unwrap();
+    /// let members: Vec<_> = result.members().unwrap().collect();
+    /// assert_eq!(members, [("content", "[]"), ("isError", "true")]);
+    /// assert!(RawResult::scan(r#"{"content":[],}"#).is_none());
+    /// ```
+    pub fn scan(text: &str) -> Option<RawResult> {
+        // Kept as serde_json keeps a value: without the whitespace around it.
+        let text = text.trim_matches([' ', '\t', '\n', '\r']);
+        let members = crate::json_scan::object_members(text)?;
+        Some(RawResult { text: Text::Scanned(text.into()), members: Some(members.into_boxed_slice()) })
+    }
+
+    /// Each member's name and its value's text, in order, as spelled, when the result was made by
+    /// [`RawResult::scan`] (`None` otherwise: split the text to find them).
+    pub fn members(&self) -> Option<impl ExactSizeIterator<Item = (&str, &str)> + '_> {
+        let text = self.get();
+        let at = |range: &std::ops::Range<u32>| &text[range.start as usize..range.end as usize];
+        Some(self.members.as_deref()?.iter().map(move |member| (at(&member.name), at(&member.value))))
     }
 
     /// The JSON text, as received.
     pub fn get(&self) -> &str {
-        self.0.get()
+        match &self.text {
+            Text::Read(raw) => raw.get(),
+            Text::Scanned(text) => text,
+        }
     }
 
     /// The result as the type the request's method gives it (`<R as Request>::Result`, or
     /// `ResultBase`, `JsonObject`), from its text: numbers exactly as the types decode them.
     pub fn decode<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(self.get())
     }
 }
 
@@ -69,7 +115,7 @@ fn excerpt(text: &str) -> &str {
 impl Default for RawResult {
     /// `{}`: a result with no members.
     fn default() -> Self {
-        RawResult(RawValue::from_string("{}".to_owned()).expect("`{}` is JSON"))
+        RawResult::from_raw(RawValue::from_string("{}".to_owned()).expect("`{}` is JSON")).expect("`{}` is an object")
     }
 }
 
@@ -98,7 +144,16 @@ impl fmt::Debug for RawResult {
 
 impl Serialize for RawResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        match &self.text {
+            Text::Read(raw) => raw.serialize(s),
+            // Written as it is: serde_json's serializer takes text as is only from a `RawValue`,
+            // which is made by reading the text again (a scanned result is written out by
+            // servers as text, not through here).
+            Text::Scanned(text) => {
+                let raw: &RawValue = serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
+                raw.serialize(s)
+            }
+        }
     }
 }
 
@@ -109,7 +164,7 @@ impl<'de> Deserialize<'de> for RawResult {
         if !raw.get().starts_with('{') {
             return Err(de::Error::invalid_type(de::Unexpected::Other(excerpt(raw.get())), &"a result object"));
         }
-        Ok(RawResult(raw))
+        Ok(RawResult { text: Text::Read(raw), members: None })
     }
 }
 
@@ -140,5 +195,22 @@ mod tests {
         let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
         assert_eq!(RawResult::from_raw(raw(r#"{"a":1}"#)).unwrap().get(), r#"{"a":1}"#);
         assert!(RawResult::from_raw(raw("[1]")).is_err());
+    }
+
+    /// A scanned result is the same result as one serde_json read: it compares, decodes and
+    /// encodes the same, and only it knows its members.
+    #[test]
+    fn a_scanned_result_is_the_result_serde_json_reads() {
+        let text = r#"{"content":[{"type":"text","text":"a\"b"}], "isError" :true,"n":1.50}"#;
+        let scanned = RawResult::scan(text).unwrap();
+        let read = RawResult::from_text(text.to_owned()).unwrap();
+        assert_eq!(scanned, read);
+        assert_eq!(scanned.get(), read.get());
+        assert_eq!(serde_json::to_string(&scanned).unwrap(), serde_json::to_string(&read).unwrap());
+        assert_eq!(scanned.decode::<serde_json::Value>().unwrap(), read.decode::<serde_json::Value>().unwrap());
+        let members: Vec<_> = scanned.members().unwrap().collect();
+        assert_eq!(members, [("content", r#"[{"type":"text","text":"a\"b"}]"#), ("isError", "true"), ("n", "1.50")]);
+        assert!(read.members().is_none());
+        assert!(scanned.clone().members().is_some());
     }
 }

@@ -94,6 +94,18 @@ impl Message<'_> {
     }
 }
 
+/// Whether a scanned result is complete: it says so once, or has no `resultType` (an older
+/// server's). Its member names have no escapes, so the scan's names are the names.
+fn says_complete(result: &RawResult) -> bool {
+    let Some(members) = result.members() else { return false };
+    let mut types = members.filter(|(name, _)| *name == "resultType").map(|(_, value)| value);
+    match (types.next(), types.next()) {
+        (None, _) => true,
+        (Some(value), None) => value == "\"complete\"",
+        _ => false,
+    }
+}
+
 fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     serde_json::to_writer(out, value).expect("names, ids and JSON values always serialize");
 }
@@ -183,7 +195,7 @@ impl Client {
                 headers,
                 cancel_on_drop: true,
                 cancel_notice,
-                wants: Wants::Raw,
+                wants: Wants::Scan,
             };
             let transport = self.transport();
             async move {
@@ -192,7 +204,10 @@ impl Client {
                     .map_err(|_| Error::Timeout { method: "tools/call".to_owned(), after: timeout })??;
                 match reply.map_err(|error| Error::Rpc { method: "tools/call".to_owned(), error, http_status: None })? {
                     Answer::Raw(raw) | Answer::Complete(raw) => Ok(Answer::Complete(raw)),
-                    _ => unreachable!("a raw answer was asked for"),
+                    Answer::Scanned(result) if says_complete(&result) => Ok(Answer::Scanned(result)),
+                    // A task or an input round (or a `resultType` given twice): checked as text.
+                    scanned @ Answer::Scanned(_) => Ok(Answer::Complete(scanned.into_raw())),
+                    _ => unreachable!("a raw or scanned answer was asked for"),
                 }
             }
         };
@@ -213,10 +228,12 @@ impl Client {
         // or a task, followed here as the usual call follows it.
         let complete = match &answer {
             Ok(Answer::Complete(raw)) => check_result_type("tools/call", raw, tasks).map(Some),
+            Ok(Answer::Scanned(_)) => Ok(Some(true)),
             _ => Ok(None),
         };
         operation.finish(answer.as_ref().map(|answer| answer.is_tool_error("tools/call")));
         match (answer, complete?) {
+            (Ok(Answer::Scanned(result)), Some(true)) => Ok(Relayed::Result(result)),
             (Ok(Answer::Complete(raw)), Some(true)) => RawResult::from_raw(raw)
                 .map(Relayed::Result)
                 .map_err(|e| Error::protocol(format!("tools/call result: {e}"))),
@@ -305,6 +322,30 @@ mod tests {
             text,
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":[2.5,"x\"y"],"c":{"d":null}},"_meta":{"z":true,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
         );
+    }
+
+    /// A scanned result is complete when it says so once or not at all, whatever its content
+    /// holds; a task, an input round, or a `resultType` given twice is checked as text.
+    #[test]
+    fn a_scanned_result_is_complete_only_when_it_says_so_once() {
+        let complete = [
+            r#"{"content":[]}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"content":[{"type":"text","text":"x","resultType":"task"}],"resultType" : "complete"}"#,
+        ];
+        let not = [
+            r#"{"resultType":"task","task":{}}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"complete","resultType":"task"}"#,
+            r#"{"resultType":"complete ","content":[]}"#,
+        ];
+        for (texts, want) in [(&complete[..], true), (&not[..], false)] {
+            for text in texts {
+                assert_eq!(says_complete(&RawResult::scan(text).unwrap()), want, "{text}");
+            }
+        }
+        // Not made by a scan: not known to be complete here.
+        assert!(!says_complete(&RawResult::from_text(complete[0].to_owned()).unwrap()));
     }
 
     /// The capabilities' text is the encoding of what each call declares, when they change from

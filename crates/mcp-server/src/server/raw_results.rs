@@ -20,7 +20,7 @@ impl Server {
     pub(super) fn respond_raw_tool(&self, id: &RequestId, era: Era, raw: mcp_types::RawResult) -> Outgoing {
         let server_info =
             (era == Era::Modern && self.inner.options.server_info_in_results).then_some(self.inner.info_json.as_str());
-        if let Some((json, is_error)) = write_out(id, era, raw.get(), server_info) {
+        if let Some((json, is_error)) = write_out(id, era, &raw, server_info) {
             let message = Outgoing::response(json);
             return if is_error { message.tool_error() } else { message };
         }
@@ -36,12 +36,22 @@ impl Server {
     }
 }
 
-/// The response to `id` carrying `result` (an object's text) for `era`, with `server_info` (the
-/// identity's JSON) in `_meta`, and whether it says `isError: true`; `None` when the members
-/// cannot be written out as they are.
-fn write_out(id: &RequestId, era: Era, result: &str, server_info: Option<&str>) -> Option<(String, bool)> {
+/// The response to `id` carrying `raw` for `era`, with `server_info` (the identity's JSON) in
+/// `_meta`, and whether it says `isError: true`; `None` when the members cannot be written out as
+/// they are. The members are those a scan found ([`mcp_types::RawResult::members`]), or are found
+/// here.
+fn write_out(
+    id: &RequestId,
+    era: Era,
+    raw: &mcp_types::RawResult,
+    server_info: Option<&str>,
+) -> Option<(String, bool)> {
+    let result = raw.get();
     let mut members = MemberList::new();
-    split_into(result, &mut members)?;
+    match raw.members() {
+        Some(scanned) => members.extend(scanned.map(|(name, value)| (Cow::Borrowed(name), value))),
+        None => split_into(result, &mut members)?,
+    }
     let named = |name: &str| members.iter().filter(|(key, _)| key == name).count();
     if named("resultType") > 1 || named("_meta") > 1 || named("isError") > 1 {
         return None;
@@ -414,6 +424,16 @@ mod tests {
                     let raw = mcp_types::RawResult::from_text((*text).to_owned()).unwrap();
                     let mut typed: mcp_types::CallToolResult = raw.decode().unwrap();
                     let written = server.respond_raw_tool(&id, era, raw);
+                    // The same result scanned (its members found by the scan, not here) is
+                    // written the same; only a name with an escape is left to serde_json.
+                    match mcp_types::RawResult::scan(text) {
+                        Some(scanned) => {
+                            let again = server.respond_raw_tool(&id, era, scanned);
+                            assert_eq!(again.json, written.json, "{text}");
+                            assert_eq!(again.outcome, written.outcome, "{text}");
+                        }
+                        None => assert!(text.contains("\\u0076"), "the scan refused {text}"),
+                    }
                     if let Some(meta) = &mut typed.meta {
                         meta.server_info = None;
                     }
