@@ -1,5 +1,5 @@
 //! One object's text checked as JSON by a byte scan, which also notes where each of its members
-//! lies ([`RawResult::scan`](crate::RawResult::scan)). The scan takes less than serde_json does:
+//! lies ([`RawResult::scan`](crate::RawResult::scan), [`RawResult::scan_members`](crate::RawResult::scan_members)). The scan takes less than serde_json does:
 //! a member name with an escape, or nesting deeper than [`MAX_DEPTH`], is left to serde_json.
 //! What it takes, serde_json takes too (the fuzz target `decode_messages` checks this).
 
@@ -19,17 +19,25 @@ pub(crate) struct Member {
 
 /// The members of `text`, one JSON object and nothing else but whitespace, if the scan takes it.
 pub(crate) fn object_members(text: &str) -> Option<Vec<Member>> {
+    u32::try_from(text.len()).ok()?;
+    let mut members = Vec::with_capacity(8);
+    let at32 = |range: Range<usize>| range.start as u32..range.end as u32;
+    for_each_member(text, |name, value| members.push(Member { name: at32(name), value: at32(value) }))?;
+    Some(members)
+}
+
+/// Gives each member of `text` (one JSON object and nothing else but whitespace) to `each`: where
+/// its name (inside the quotes) and its value lie. `None` if the scan does not take the text; the
+/// members given until then are then no answer.
+pub(crate) fn for_each_member(text: &str, mut each: impl FnMut(Range<usize>, Range<usize>)) -> Option<()> {
     let bytes = text.as_bytes();
-    u32::try_from(bytes.len()).ok()?;
-    let at32 = |at: usize| at as u32;
     let mut at = skip_whitespace(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
     }
-    let mut members = Vec::with_capacity(8);
     at = skip_whitespace(bytes, at + 1);
     if bytes.get(at) == Some(&b'}') {
-        return (skip_whitespace(bytes, at + 1) == bytes.len()).then_some(members);
+        return (skip_whitespace(bytes, at + 1) == bytes.len()).then_some(());
     }
     loop {
         if bytes.get(at) != Some(&b'"') {
@@ -39,18 +47,18 @@ pub(crate) fn object_members(text: &str) -> Option<Vec<Member>> {
         if escaped {
             return None;
         }
-        let name = at32(at + 1)..at32(end - 1);
+        let name = at + 1..end - 1;
         at = skip_whitespace(bytes, end);
         if bytes.get(at) != Some(&b':') {
             return None;
         }
         let start = skip_whitespace(bytes, at + 1);
         let end = value_end(bytes, start)?;
-        members.push(Member { name, value: at32(start)..at32(end) });
+        each(name, start..end);
         at = skip_whitespace(bytes, end);
         match bytes.get(at) {
             Some(b',') => at = skip_whitespace(bytes, at + 1),
-            Some(b'}') => return (skip_whitespace(bytes, at + 1) == bytes.len()).then_some(members),
+            Some(b'}') => return (skip_whitespace(bytes, at + 1) == bytes.len()).then_some(()),
             _ => return None,
         }
     }

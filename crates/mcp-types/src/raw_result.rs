@@ -84,6 +84,14 @@ impl RawResult {
         Some(RawResult { text: Text::Scanned(text.into()), members: Some(members.into_boxed_slice()) })
     }
 
+    /// Gives each member of `text` (one JSON object) to `each`, its name and its value's text as
+    /// spelled, in order, checked by the scan [`RawResult::scan`] makes, without a copy. `None` when
+    /// the scan does not take the text (the members given until then are then no answer): read it
+    /// with serde_json.
+    pub fn scan_members<'a>(text: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> Option<()> {
+        crate::json_scan::for_each_member(text, |name, value| each(&text[name], &text[value]))
+    }
+
     /// Each member's name and its value's text, in order, as spelled, when the result was made by
     /// [`RawResult::scan`] (`None` otherwise: split the text to find them).
     pub fn members(&self) -> Option<impl ExactSizeIterator<Item = (&str, &str)> + '_> {

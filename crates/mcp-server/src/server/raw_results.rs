@@ -158,137 +158,22 @@ impl Object {
 }
 
 /// Puts the members of an object's text into `members`, in order: each name (unescaped) and its
-/// value's text as it is spelled; `None` if it is no object. `object` is valid JSON (a [`mcp_types::RawResult`]'s text,
-/// or a member of one), so it is split where its members end without being checked again; a name
-/// written with escapes sends the whole object to serde_json, which unescapes it.
+/// value's text as it is spelled; `None` if it is no object. Found by the scan `RawResult` makes
+/// ([`mcp_types::RawResult::scan_members`]); what it leaves (a name written with escapes) is read
+/// by serde_json, which unescapes it.
 fn split_into<'a>(object: &'a str, members: &mut MemberList<'a>) -> Option<()> {
-    match split_members(object, members) {
-        Ok(()) => Some(()),
-        Err(Unsplit::EscapedName) => {
-            let Members(read) = serde_json::from_str(object).ok()?;
-            members.clear();
-            members.extend(read.into_iter().map(|(name, value)| (name, value.get())));
-            Some(())
-        }
-        Err(Unsplit::NoObject) => None,
+    if mcp_types::RawResult::scan_members(object, |name, value| members.push((Cow::Borrowed(name), value))).is_some() {
+        return Some(());
     }
+    members.clear();
+    let Members(read) = serde_json::from_str(object).ok()?;
+    members.extend(read.into_iter().map(|(name, value)| (name, value.get())));
+    Some(())
 }
 
 /// An object's members: as many as a result usually has are kept without an allocation, filled
 /// in place (a list returned would be copied on its way out).
 type MemberList<'a> = smallvec::SmallVec<[(Cow<'a, str>, &'a str); 8]>;
-
-/// Why [`split_members`] gave no members.
-enum Unsplit {
-    EscapedName,
-    NoObject,
-}
-
-/// [`split_into`] for names without escapes, found by scanning the valid text: a value ends at the
-/// first `,` or `}` outside strings at its own depth. Text that is not an object (or not valid,
-/// which a caller never gives) is `Unsplit::NoObject`, never a panic.
-fn split_members<'a>(object: &'a str, members: &mut MemberList<'a>) -> Result<(), Unsplit> {
-    let bytes = object.as_bytes();
-    let mut at = skip_whitespace(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return Err(Unsplit::NoObject);
-    }
-    at = skip_whitespace(bytes, at + 1);
-    if bytes.get(at) == Some(&b'}') {
-        return if skip_whitespace(bytes, at + 1) == bytes.len() { Ok(()) } else { Err(Unsplit::NoObject) };
-    }
-    loop {
-        if bytes.get(at) != Some(&b'"') {
-            return Err(Unsplit::NoObject);
-        }
-        let Some(end) = quote_or_escape(bytes, at + 1) else { return Err(Unsplit::NoObject) };
-        if bytes[end] == b'\\' {
-            return Err(Unsplit::EscapedName);
-        }
-        let name = &object[at + 1..end];
-        at = skip_whitespace(bytes, end + 1);
-        if bytes.get(at) != Some(&b':') {
-            return Err(Unsplit::NoObject);
-        }
-        let start = skip_whitespace(bytes, at + 1);
-        let Some(length) = bytes.get(start..).and_then(value_length) else { return Err(Unsplit::NoObject) };
-        at = start + length;
-        let value = object[start..at].trim_end_matches([' ', '\t', '\n', '\r']);
-        members.push((Cow::Borrowed(name), value));
-        match bytes[at] {
-            b',' => at = skip_whitespace(bytes, at + 1),
-            b'}' if skip_whitespace(bytes, at + 1) == bytes.len() => return Ok(()),
-            _ => return Err(Unsplit::NoObject),
-        }
-    }
-}
-
-/// The first byte at or after `at` that is not JSON whitespace (or the end).
-fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
-        at += 1;
-    }
-    at
-}
-
-/// How far the value at the start of `text` reaches: to the `,` or `}` that ends it, outside its
-/// strings and nested values.
-fn value_length(text: &[u8]) -> Option<usize> {
-    static STRUCTURE: [bool; 256] = bytes_of(b"\"{}[],");
-    let (mut depth, mut at) = (0usize, 0);
-    loop {
-        while !STRUCTURE[usize::from(*text.get(at)?)] {
-            at += 1;
-        }
-        match text[at] {
-            b'"' => loop {
-                at = quote_or_escape(text, at + 1)?;
-                if text[at] == b'"' {
-                    break;
-                }
-                // Past the escaped character.
-                at += 1;
-            },
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' | b',' if depth == 0 => return Some(at),
-            b'}' | b']' => depth -= 1,
-            _ => {}
-        }
-        at += 1;
-    }
-}
-
-/// Where the first `"` or `\` at or after `at` is: eight bytes at a time.
-fn quote_or_escape(text: &[u8], mut at: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    let zero_in = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS;
-    while let Some(chunk) = text.get(at..at + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let found = zero_in(word ^ (ONES * u64::from(b'"'))) | zero_in(word ^ (ONES * u64::from(b'\\')));
-        if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    while let Some(&byte) = text.get(at) {
-        if byte == b'"' || byte == b'\\' {
-            return Some(at);
-        }
-        at += 1;
-    }
-    None
-}
-
-const fn bytes_of(set: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < set.len() {
-        table[set[i] as usize] = true;
-        i += 1;
-    }
-    table
-}
 
 /// An object's members in order, each value's text as it is spelled.
 struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
@@ -395,15 +280,13 @@ mod tests {
                     "{text}: {value}"
                 );
             }
+            // A name written with escapes is left to serde_json.
             let escaped = text.contains("\\u0061") || text.contains("a\\\"b");
-            assert_eq!(
-                matches!(split_members(text, &mut MemberList::new()), Err(Unsplit::EscapedName)),
-                escaped,
-                "{text}"
-            );
+            assert_eq!(mcp_types::RawResult::scan_members(text, |_, _| {}).is_none(), escaped, "{text}");
+            assert_eq!(got.iter().any(|(name, _)| matches!(name, Cow::Owned(_))), escaped, "{text}");
         }
         for text in ["[]", "1", r#""{}""#, "", "{", r#"{"a""#, r#"{"a":"#, r#"{"a":1"#, r#"{"a":"1}"#, "{}}", "{} x"] {
-            assert!(matches!(split_members(text, &mut MemberList::new()), Err(Unsplit::NoObject)), "{text}");
+            assert!(split_into(text, &mut MemberList::new()).is_none(), "{text}");
         }
     }
 
