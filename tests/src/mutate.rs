@@ -1,4 +1,4 @@
-//! A small deterministic mutator over JSON values, for the mutation tests (`tests/tests/mutations.rs`
+//! A small deterministic mutator over JSON values, for the mutation tests (`tests/tests/integration/mutations.rs`
 //! and `crates/mcp-server/tests/mutations.rs`, which includes this file by path). No randomness:
 //! every mutant of a value is enumerated, in document order.
 

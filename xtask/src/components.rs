@@ -9,7 +9,7 @@
 //! * oidc-provider at the exact version pinned by `tests/auth/package.json` (with
 //!   `tests/auth/package-lock.json`), installed by `npm ci` into
 //!   `target/test-components/oidc-provider/`; `tests/auth/provider.mjs` runs it;
-//! * `prometheus` (Debian's package of that name) for `tests/tests/telemetry_prometheus.rs`, which
+//! * `prometheus` (Debian's package of that name) for `tests/tests/integration/telemetry_prometheus.rs`, which
 //!   scrapes a server's `/metrics` with it; installed and its service stopped as for redis-server.
 //!
 //! The test process gets `MCP_TEST_NODE` (absolute path of that node), `MCP_TEST_OIDC_MODULES`

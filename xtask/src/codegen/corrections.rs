@@ -1,5 +1,5 @@
 //! Corrections of known upstream schema defects. Each one is named, says why, and is covered by a
-//! test in `tests/tests/decoding.rs`. [`apply`] rewrites the schema before the model is built;
+//! test in `tests/tests/integration/decoding.rs`. [`apply`] rewrites the schema before the model is built;
 //! [`tolerance`] tells the model which members decode more leniently than the schema allows.
 
 use serde_json::Value;

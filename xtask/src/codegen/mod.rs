@@ -32,8 +32,8 @@
 //!
 //! `--check` renders everything in memory and fails, naming the files, if anything differs.
 //!
-//! Conventions of the generated code (each rule named in a test of `tests/tests/decoding.rs`, and
-//! checked over generated instances of every definition by `tests/tests/generated_instances.rs`):
+//! Conventions of the generated code (each rule named in a test of `tests/tests/integration/decoding.rs`, and
+//! checked over generated instances of every definition by `tests/tests/integration/generated_instances.rs`):
 //! - **Exactness.** An instance valid against a definition decodes into its type and encodes back
 //!   to the same JSON, numbers included. `integer` members are `mcp_types::Integer` (any JSON
 //!   Schema integer: beyond 64 bits, `1.0`, `1e3`, kept as written); ids and progress tokens keep

@@ -1,4 +1,4 @@
-//! A user's program over the bindings generated from `contract.json`: `tests/bindings_compile.rs`
+//! A user's program over the bindings generated from `contract.json`: `tests/integration/bindings_compile.rs`
 //! builds it as `src/main.rs` of a small crate whose library is the generated `src/fixture.rs`,
 //! under `cargo clippy -- -D warnings`, then runs it against the fixture server. It makes each call
 //! through the typed handles and prints one JSON line per call: `{"call": ..., "result": ...}`.

@@ -1,6 +1,6 @@
 //! A large catalogue of tools like those of real servers: a dozen known tools (what natural
 //! queries should find) among about a thousand generated ones of many services, which share
-//! their verbs and many of their words. Used by tests/search.rs and benches/search.rs.
+//! their verbs and many of their words. Used by tests/integration/search.rs and benches/search.rs.
 #![allow(dead_code)]
 
 use std::sync::Arc;

@@ -1,0 +1,128 @@
+//! Skills (the skills extension, a 2026-07-28 one) of every upstream through the gateway:
+//! listed, got, loaded and verified, their directories read, a dynamic skill's files generated
+//! upstream; to a legacy caller their files are ordinary resources; and a skill two upstreams
+//! serve is refused at start.
+
+use mcp_client::types::ext::skills::{DIRECTORY_MIME_TYPE, Skill};
+use mcp_client::types::{JsonObject, ReadResourceResultContentsItem, TextResourceContents};
+use mcp_client::{Client, EraPreference};
+use mcp_gateway::{Gateway, StartError};
+use mcp_server::{Context, Error, Server, SkillRoute};
+
+use crate::common;
+use common::{Upstream, client, config, serve};
+
+fn skills_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../mcp-server/examples/skills")
+}
+
+/// The three skills of mcp-server's examples, from disk.
+fn library() -> Server {
+    Server::builder("library", "1.0.0").skills(SkillRoute::scan(skills_dir()).unwrap()).build().unwrap()
+}
+
+/// One skill whose files are generated when read.
+fn generator() -> Server {
+    let mut frontmatter = JsonObject::new();
+    frontmatter.insert("name".into(), "deploy".into());
+    frontmatter.insert("description".into(), "How to deploy, written when asked".into());
+    let skill = SkillRoute::dynamic("ops/deploy", frontmatter, |_: Context, path: String| async move {
+        let text = match path.as_str() {
+            "SKILL.md" => {
+                "---\nname: deploy\ndescription: How to deploy, written when asked\n---\nRun it.\n".to_owned()
+            }
+            other => format!("generated {other}"),
+        };
+        let contents = TextResourceContents { uri: format!("skill://ops/deploy/{path}"), text, ..Default::default() };
+        Ok::<_, Error>(vec![ReadResourceResultContentsItem::from(contents)])
+    })
+    .unwrap();
+    Server::builder("generator", "1.0.0").skill(skill).build().unwrap()
+}
+
+async fn direct(url: &str) -> Client {
+    client(url, EraPreference::Modern).await
+}
+
+/// Every directory under `uri`, depth first, with its children as `client` reads them.
+async fn directories(client: &Client, uri: &str) -> Vec<(String, Vec<mcp_client::types::Resource>)> {
+    let mut found = Vec::new();
+    let mut pending = vec![uri.to_owned()];
+    while let Some(dir) = pending.pop() {
+        let children = client.read_resource_directory(&dir).await.unwrap_or_else(|e| panic!("{dir}: {e}"));
+        pending.extend(
+            children.iter().filter(|c| c.mime_type.as_deref() == Some(DIRECTORY_MIME_TYPE)).map(|c| c.uri.clone()),
+        );
+        found.push((dir, children));
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_skills_of_every_upstream_are_listed_loaded_and_read() {
+    let library = Upstream::start(library(), 0);
+    let generator = Upstream::start(generator(), 0);
+    let gateway = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"library\"\nurl = \"{}\"\n[[upstream]]\nname = \"ops\"\nurl = \"{}\"\n",
+        library.url, generator.url
+    )))
+    .await
+    .unwrap();
+    let url = serve(&gateway).await;
+    let (library, generator) = (direct(&library.url).await, direct(&generator.url).await);
+    let mut expected: Vec<Skill> = library.all_skills().await.unwrap();
+    expected.extend(generator.all_skills().await.unwrap());
+    assert_eq!(expected.len(), 4);
+
+    {
+        let era = EraPreference::Modern;
+        let client = client(&url, era).await;
+        assert_eq!(client.skills_settings().and_then(|s| s.directory_read), Some(true), "{era:?}");
+        let skills = client.all_skills().await.unwrap();
+        assert_eq!(skills, expected, "{era:?}: the upstreams' entries, as they list them");
+        for skill in &skills {
+            assert_eq!(&client.get_skill(&skill.uri).await.unwrap(), skill, "{era:?}");
+        }
+        let missing = client.get_skill("skill://nowhere/SKILL.md").await.unwrap_err().to_string();
+        assert!(missing.contains("No skill is served at skill://nowhere/SKILL.md"), "{missing}");
+
+        // Every file of a skill from disk arrives as listed (size and digest checked).
+        let pdf = skills.iter().find(|s| s.name() == Some("pdf-processing")).unwrap();
+        let loaded = client.load_skill(pdf).await.unwrap();
+        assert!(loaded.instructions.contains("# PDF processing"), "{era:?}");
+        let mcp_client::types::ext::skills::SkillResources::Files(files) = &pdf.resources else { panic!() };
+        for file in files {
+            let bytes = client.read_skill_file(pdf, &file.uri).await.unwrap_or_else(|e| panic!("{}: {e}", file.uri));
+            assert_eq!(bytes.len() as u64, file.size);
+        }
+        // Its directories, as the upstream itself lists them.
+        let root = pdf.uri.trim_end_matches("/SKILL.md");
+        assert_eq!(directories(&client, root).await, directories(&library, root).await, "{era:?}");
+
+        // A dynamic skill's files are generated by its upstream, though not listed.
+        let deploy = skills.iter().find(|s| s.name() == Some("deploy")).unwrap();
+        assert!(client.load_skill(deploy).await.unwrap().instructions.contains("Run it."));
+        let generated = client.read_skill_file(deploy, "skill://ops/deploy/notes/today.md").await.unwrap();
+        assert_eq!(String::from_utf8(generated).unwrap(), "generated notes/today.md", "{era:?}");
+    }
+    // A legacy session has no skills, as on the upstreams themselves; the files are resources.
+    let legacy = client(&url, EraPreference::Legacy).await;
+    assert!(legacy.skills_settings().is_none());
+    let read = legacy.read_resource("skill://git-workflow/SKILL.md").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_two_upstreams_serve_is_refused_at_start() {
+    let (first, second) = (Upstream::start(library(), 0), Upstream::start(library(), 0));
+    let clash = Gateway::start(&config(&format!(
+        "[[upstream]]\nname = \"one\"\nurl = \"{}\"\n[[upstream]]\nname = \"two\"\nurl = \"{}\"\n",
+        first.url, second.url
+    )))
+    .await
+    .err()
+    .expect("a clash");
+    let StartError::Clash(clash) = clash else { panic!("{clash}") };
+    assert!(clash.name.starts_with("skill://"), "{clash}");
+    assert_eq!((clash.first.0.as_str(), clash.second.0.as_str()), ("one", "two"), "{clash}");
+}
