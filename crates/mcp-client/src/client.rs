@@ -1,6 +1,7 @@
 //! The client: configuration, era negotiation, the request pipeline (per-request `_meta`, HTTP
 //! headers, timeouts, version retry, caching, multi round-trip requests) and the typed API.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -206,6 +207,11 @@ impl Client {
         self.inner.state.read().unwrap().protocol_version.clone()
     }
 
+    /// [`Self::protocol_version`] without a copy when it is a known revision's (per request).
+    pub(crate) fn version(&self) -> Cow<'static, str> {
+        version_value(&self.inner.state.read().unwrap().protocol_version)
+    }
+
     /// The server's self-description, if it gave one.
     pub fn server_info(&self) -> Option<Implementation> {
         self.inner.state.read().unwrap().server_info.clone()
@@ -257,10 +263,10 @@ impl Client {
     /// Sends one request and returns its result, after validating `resultType`.
     async fn send(&self, call: &Call, id: RequestId) -> Result<Answer, Error> {
         let (era, version) = match &call.era_override {
-            Some((era, version)) => (*era, version.clone()),
+            Some((era, version)) => (*era, version_value(version)),
             None => {
                 let state = self.inner.state.read().unwrap();
-                (state.era, state.protocol_version.clone())
+                (state.era, version_value(&state.protocol_version))
             }
         };
         let core = &self.inner.core;
@@ -309,7 +315,7 @@ impl Client {
                 meta.insert(META_LOG.into(), json!(level));
             }
             if transport.kind() == TransportKind::StreamableHttp {
-                headers.push(("MCP-Protocol-Version".into(), version_value(&version)));
+                headers.push(("MCP-Protocol-Version".into(), version.clone()));
                 headers.push(("Mcp-Method".into(), call.method.into()));
                 if let Some(name) = &call.name {
                     headers.push(("Mcp-Name".into(), encode_header_value(name).into()));

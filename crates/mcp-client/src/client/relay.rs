@@ -20,7 +20,7 @@ use crate::core::{Answer, MetaText, Wants};
 use crate::error::Error;
 use crate::telemetry;
 use crate::transport::TransportKind;
-use crate::transport::request::{CancelNotice, Outgoing, version_value};
+use crate::transport::request::{CancelNotice, Outgoing};
 use mcp_types::http_headers::encode_value as encode_header_value;
 
 /// What became of a relayed call.
@@ -154,7 +154,7 @@ impl Client {
         if asks_tasks || !self.can_relay(name) || arguments.is_some_and(|arguments| !arguments.get().starts_with('{')) {
             return Ok(Relayed::Again);
         }
-        let version = self.protocol_version();
+        let version = self.version();
         let id = self.inner.core.next_id();
         let target = telemetry::Target::Tool(name);
         let labels = telemetry::RequestLabels { method: "tools/call", id: &id, version: &version, target };
@@ -179,7 +179,7 @@ impl Client {
             };
             let message = message.text();
             let headers = vec![
-                ("MCP-Protocol-Version".into(), version_value(&version)),
+                ("MCP-Protocol-Version".into(), version.clone()),
                 ("Mcp-Method".into(), "tools/call".into()),
                 ("Mcp-Name".into(), encode_header_value(name).into()),
             ];

@@ -45,7 +45,7 @@ pub(crate) struct Outgoing {
 #[derive(Clone)]
 pub(crate) struct CancelNotice {
     pub peer: Arc<crate::telemetry::Peer>,
-    pub version: String,
+    pub version: std::borrow::Cow<'static, str>,
     pub request_span: tracing::Span,
 }
 
