@@ -229,9 +229,9 @@ impl Catalogue {
 
     /// The upstream serving `listed` and its own name for it, or the error for a name no
     /// connected upstream lists (naming the upstream that owns it, if one does).
-    fn route<T>(&self, listing: &Listing<T>, kind: &str, listed: &str) -> Result<(Arc<Upstream>, String), Error> {
+    fn route<T>(&self, listing: &Listing<T>, kind: &str, listed: &str) -> Result<(Arc<Upstream>, Arc<str>), Error> {
         if let Some((at, own)) = listing.routes.get(listed) {
-            return Ok((Arc::clone(&self.upstreams[*at]), own.clone()));
+            return Ok((Arc::clone(&self.upstreams[*at]), Arc::clone(own)));
         }
         let down = listing.owners.get(listed).map(|&at| &self.upstreams[at]).and_then(|u| Some((u, u.up().err()?)));
         Err(match down {
@@ -310,7 +310,7 @@ impl Catalogue {
             CompleteRequestParamsRef::RefPrompt(mut prompt) => {
                 let listing = (&index.prompts, &index.policed.prompts);
                 let (upstream, own) = self.route_for(caller, listing, access::PROMPT, COMPLETE, &prompt.name, None)?;
-                prompt.name = own;
+                prompt.name = own.to_string();
                 (upstream, CompleteRequestParamsRef::RefPrompt(prompt))
             }
             CompleteRequestParamsRef::RefResource(template) => {
@@ -495,7 +495,7 @@ impl Catalogue {
         }
         // Either kind of answer, whichever `raw` says: a request held for the caller's next round
         // (`crate::bridge`) is resumed by a retry that may want the other.
-        self.bridged(ctx, upstream, "tools/call", own, "the call to", move |client, own, options| {
+        self.bridged(ctx, upstream, "tools/call", own.to_string(), "the call to", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move {
                 match raw {
@@ -609,7 +609,7 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        self.bridged(ctx, upstream, "prompts/get", own, "getting the prompt", move |client, own, options| {
+        self.bridged(ctx, upstream, "prompts/get", own.to_string(), "getting the prompt", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move { client.get_prompt_with(&own, &*arguments, options).await })
         })

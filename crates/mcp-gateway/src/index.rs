@@ -50,7 +50,7 @@ pub(crate) struct Index {
 pub(crate) struct Listing<T> {
     pub(crate) items: Arc<[T]>,
     /// Listed name → (upstream, its own name for the entry).
-    pub(crate) routes: ByName<(usize, String)>,
+    pub(crate) routes: ByName<(usize, Arc<str>)>,
     /// The owner of each listed name: the upstream that listed it first. Another that lists it
     /// is refused while the owner lists it, and while the owner is down (a request names the
     /// owner then); once the owner is up and lists it no more, the record goes (so that an
@@ -213,10 +213,10 @@ fn listing<T: Clone>(
         kept.map(|(name, at)| (name.clone(), *at)).collect()
     };
     let mut items = Vec::new();
-    let mut routes: ByName<(usize, String)> = ByName::default();
-    let own_name = |listed: &str, owner: usize, routes: &ByName<(usize, String)>| {
+    let mut routes: ByName<(usize, Arc<str>)> = ByName::default();
+    let own_name = |listed: &str, owner: usize, routes: &ByName<(usize, Arc<str>)>| {
         let route = routes.get(listed).or_else(|| previous.routes.get(listed)).filter(|(at, _)| *at == owner);
-        route.map_or_else(|| listed.to_owned(), |(_, own)| own.clone())
+        route.map_or_else(|| listed.to_owned(), |(_, own)| own.to_string())
     };
     for (at, named) in named.into_iter().enumerate() {
         let upstream = &upstreams[at];
@@ -239,7 +239,7 @@ fn listing<T: Clone>(
                 starts.insert(literal_start(&listed).to_owned(), (at, listed.clone()));
             }
             *name(&mut entry) = listed.clone();
-            routes.insert(listed, (at, own));
+            routes.insert(listed, (at, Arc::from(own)));
             items.push(entry);
         }
     }

@@ -175,7 +175,7 @@ impl ToolIndex {
 #[derive(Default)]
 pub(crate) struct Search {
     pub(crate) index: ToolIndex,
-    pub(crate) routes: Vec<Option<(usize, String)>>,
+    pub(crate) routes: Vec<Option<(usize, Arc<str>)>>,
 }
 
 impl Search {

@@ -218,7 +218,7 @@ impl Catalogue {
         let items = listing.items.iter().filter(|item| {
             let listed = key(item);
             listing.routes.get(listed).is_some_and(|(at, own)| {
-                let own = kind.named.then_some(own.as_str());
+                let own = kind.named.then_some(&**own);
                 shown(&Target { at: *at, listed, own, entry: entries.named(listed), kind })
             })
         });
@@ -283,10 +283,10 @@ impl Catalogue {
         method: &'static str,
         listed: &str,
         arguments: Option<&Arguments>,
-    ) -> Result<(Arc<Upstream>, String), Error> {
+    ) -> Result<(Arc<Upstream>, Arc<str>), Error> {
         let (upstream, own) = self.route(listing, kind.kind, listed)?;
         let at = self.upstreams.iter().position(|u| Arc::ptr_eq(u, &upstream)).expect("an upstream of the catalogue");
-        let target = Target { at, listed, own: kind.named.then_some(own.as_str()), entry: entries.named(listed), kind };
+        let target = Target { at, listed, own: kind.named.then_some(&*own), entry: entries.named(listed), kind };
         match self.decide_entry(&self.asking(caller), &target, method, arguments) {
             Ok(()) => Ok((upstream, own)),
             Err(refused) => Err(refused.error(|| Error::invalid_params(format!("Unknown {}: {listed}", kind.kind)))),
@@ -397,7 +397,7 @@ impl Catalogue {
 fn named<'a, T>(listing: &'a Listing<T>, entries: &'a Entries, name: &'a str, kind: Use) -> Option<Target<'a>> {
     let entry = entries.named(name);
     match listing.routes.get(name) {
-        Some((at, own)) => Some(Target { at: *at, listed: name, own: kind.named.then_some(own.as_str()), entry, kind }),
+        Some((at, own)) => Some(Target { at: *at, listed: name, own: kind.named.then_some(&*own), entry, kind }),
         None => listing.owners.get(name).map(|&at| Target { at, listed: name, own: None, entry, kind }),
     }
 }
