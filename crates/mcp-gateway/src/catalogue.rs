@@ -495,7 +495,7 @@ impl Catalogue {
         }
         // Either kind of answer, whichever `raw` says: a request held for the caller's next round
         // (`crate::bridge`) is resumed by a retry that may want the other.
-        self.bridged(ctx, upstream, "tools/call", own.to_string(), "the call to", move |client, own, options| {
+        self.bridged(ctx, upstream, "tools/call", own, "the call to", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move {
                 match raw {
@@ -518,7 +518,7 @@ impl Catalogue {
         ctx: Context,
         upstream: Arc<Upstream>,
         method: &'static str,
-        own: String,
+        own: Arc<str>,
         doing: &'static str,
         start: impl Fn(mcp_client::Client, String, mcp_client::CallOptions) -> crate::bridge::Upstream<T>
         + Send
@@ -550,7 +550,7 @@ impl Catalogue {
                     })
                 }
             };
-            let error = match held.bridge(&ctx, timeout, tasks, send(lease, own.clone())).await? {
+            let error = match held.bridge(&ctx, timeout, tasks, send(lease, own.to_string())).await? {
                 Ok(answer) => return Ok(answer),
                 Err(error) => error,
             };
@@ -572,7 +572,7 @@ impl Catalogue {
             Box::pin(upstream.choose_legacy(refused)).await.map_err(Error::internal)?;
             let lease = upstream.legacy_lease_for(ctx.principal()).await.map_err(Error::internal)?;
             tracing::info!(upstream = upstream.name(), %what, "sent again in the legacy era");
-            let outcome = Box::pin(held.bridge(&ctx, timeout, tasks, send(lease, own))).await?;
+            let outcome = Box::pin(held.bridge(&ctx, timeout, tasks, send(lease, own.to_string()))).await?;
             outcome.map_err(|e| upstream_error(&upstream, &what, e))
         }))
     }
@@ -609,7 +609,7 @@ impl PromptSource for Catalogue {
             Ok(route) => route,
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
-        self.bridged(ctx, upstream, "prompts/get", own.to_string(), "getting the prompt", move |client, own, options| {
+        self.bridged(ctx, upstream, "prompts/get", own, "getting the prompt", move |client, own, options| {
             let arguments = Arc::clone(&arguments);
             Box::pin(async move { client.get_prompt_with(&own, &*arguments, options).await })
         })
@@ -648,7 +648,7 @@ impl ResourceSource for Catalogue {
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let upstream = Arc::clone(&self.upstreams[at]);
-        let read = self.bridged(ctx, upstream, "resources/read", uri, "reading", |client, uri, options| {
+        let read = self.bridged(ctx, upstream, "resources/read", uri.into(), "reading", |client, uri, options| {
             Box::pin(async move { client.read_resource_with(&uri, options).await })
         });
         Box::pin(async move { Ok(read.await?.contents) })

@@ -397,7 +397,7 @@ impl Catalogue {
 fn named<'a, T>(listing: &'a Listing<T>, entries: &'a Entries, name: &'a str, kind: Use) -> Option<Target<'a>> {
     let entry = entries.named(name);
     match listing.routes.get(name) {
-        Some((at, own)) => Some(Target { at: *at, listed: name, own: kind.named.then_some(&*own), entry, kind }),
+        Some((at, own)) => Some(Target { at: *at, listed: name, own: kind.named.then_some(&**own), entry, kind }),
         None => listing.owners.get(name).map(|&at| Target { at, listed: name, own: None, entry, kind }),
     }
 }
