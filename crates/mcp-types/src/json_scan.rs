@@ -1,9 +1,13 @@
 //! One object's text checked as JSON by a byte scan, which also notes where each of its members
-//! lies ([`RawResult::scan`](crate::RawResult::scan), [`RawResult::scan_members`](crate::RawResult::scan_members)). The scan takes less than serde_json does:
-//! a member name with an escape, or nesting deeper than [`MAX_DEPTH`], is left to serde_json.
-//! What it takes, serde_json takes too (the fuzz target `decode_messages` checks this).
+//! lies ([`RawResult::scan`](crate::RawResult::scan),
+//! [`RawResult::scan_members`](crate::RawResult::scan_members)). The scan takes less than
+//! serde_json does: a member name with an escape, or nesting deeper than [`MAX_DEPTH`], is left to
+//! serde_json. What it takes, serde_json takes too (the fuzz target `decode_messages` checks this).
 
 use std::ops::Range;
+
+/// JSON's whitespace, as `char`s for `str::trim_matches`.
+pub(crate) const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
 /// How deep arrays and objects may nest in a scanned text, the object itself counted (serde_json's
 /// own limit when it builds values).

@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 
 use crate::common::RequestId;
+use crate::json_scan::WHITESPACE as JSON_WHITESPACE;
 use crate::raw_result::RawResult;
 
 /// A JSON-RPC response whose `result` is its last member, after `jsonrpc` and `id` (what the
@@ -93,8 +94,6 @@ impl<'a> OnePassResponse<'a> {
         result.starts_with('{').then_some(result)
     }
 }
-
-const JSON_WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
 fn skip_whitespace(text: &str) -> &str {
     text.trim_start_matches(JSON_WHITESPACE)

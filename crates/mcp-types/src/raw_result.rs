@@ -79,7 +79,7 @@ impl RawResult {
     /// ```
     pub fn scan(text: &str) -> Option<RawResult> {
         // Kept as serde_json keeps a value: without the whitespace around it.
-        let text = text.trim_matches([' ', '\t', '\n', '\r']);
+        let text = text.trim_matches(crate::json_scan::WHITESPACE);
         let members = crate::json_scan::object_members(text)?;
         Some(RawResult { text: Text::Scanned(text.into()), members: Some(members.into_boxed_slice()) })
     }
