@@ -14,7 +14,7 @@
 # errors, variants of a call) run on Streamable HTTP only: each stdio run starts the server.
 # Then `mcp codegen` for both servers: the files are built in a throwaway crate under
 # $TARGET_DIR/interop/cli-bindings (cargo clippy -D warnings, offline, the workspace's lock file,
-# its own target directory kept between runs) whose program (tests/interop/cli/caller.rs) calls
+# the target directory of mcp-cli's bindings_compile test, kept between runs) whose program (tests/interop/cli/caller.rs) calls
 # every tool that needs no person through the typed handles; each typed result is compared with
 # what `mcp --json call` gives for the same arguments (tests/interop/cli/compare.py). Last,
 # `codegen --check` passes on the files just written and fails (exit 1), naming the tool, against
@@ -48,6 +48,10 @@ PY_MCP_VERSION="2.3.0"
 HERE="$ROOT/tests/interop/cli"
 WORK="$CACHE/cli"
 BINDINGS="$CACHE/cli-bindings"
+# The target directory of mcp-cli's bindings_compile test, whose project has the same dependencies
+# (mcp-client with `http`, serde, serde_json, tokio) and the same lock file: after `cargo xtask
+# test`, only the bindings themselves are built here.
+BINDINGS_TARGET="$TARGET_DIR/tmp/bindings-caller-target"
 mkdir -p "$WORK" "$BINDINGS/src"
 started=$SECONDS
 find_node
@@ -335,7 +339,7 @@ done
 build_step() {
   local name="$1" rc=0
   shift
-  (cd "$BINDINGS" && env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS CARGO_TARGET_DIR="$BINDINGS/target" \
+  (cd "$BINDINGS" && env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS CARGO_TARGET_DIR="$BINDINGS_TARGET" \
     cargo "$@") > "$WORK/build.out" 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then
     printf '%-58s PASS\n' "$name"; PASSED=$((PASSED + 1))
@@ -348,7 +352,7 @@ build_step() {
 clippy_lints=(-D warnings)
 if build_step "bindings: cargo clippy ${clippy_lints[*]}" clippy --offline --quiet -- "${clippy_lints[@]}" &&
   build_step "bindings: cargo build" build --offline --quiet; then
-  CALLER="$BINDINGS/target/debug/cli-bindings"
+  CALLER="$BINDINGS_TARGET/debug/cli-bindings"
   caller_leg() {
     local label="$1" server="$2" url="$3" era="$4" rc=0
     timeout 120 "$CALLER" "$server" "$url" "$era" > "$WORK/$label.lines" 2> "$WORK/$label.err" || rc=$?
