@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds every fuzz target on stable Rust and runs each one for SECONDS (default 30), one after
-# another, from the seed corpus (official examples, fixtures, hand-written sessions). Fails on
-# the first finding; the input that triggered it is left in fuzz/artifacts/<target>/.
+# Builds every fuzz target on stable Rust and runs each one for SECONDS (default 30), as many at
+# once as there are CPUs, from the seed corpus (official examples, fixtures, hand-written
+# sessions). Fails on a finding; the input that triggered it is left in fuzz/artifacts/<target>/.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]      # e.g. fuzz/run.sh 600 server_session
 #   fuzz/run.sh build                      # only build; prints where the binaries are
@@ -40,21 +40,38 @@ fi
 
 [ -d ../schema/2026-07-28/examples ] || (cd .. && cargo xtask schema sync)
 python3 seed_corpus.py
+# One target per CPU at a time (libFuzzer runs on one thread), each for SECONDS.
+jobs="$(nproc 2>/dev/null || echo 1)"
+failed=0
 summary=()
-for target in "${targets[@]}"; do
+run_target() {
+  local target="$1" log="$2"
   mkdir -p "artifacts/$target" "corpus/$target"
-  log="$(mktemp)"
-  status=0
   # -timeout: one input running this long is a finding (a hang); -rss_limit_mb: so is this much memory.
   "$bin/$target" "corpus/$target" -artifact_prefix="artifacts/$target/" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>"$log" || status=$?
-  runs="$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n1)"
-  if [ "$status" -ne 0 ]; then
-    tail -n 60 "$log"
-    echo "fuzz: $target FOUND A PROBLEM (exit $status); the input is in fuzz/artifacts/$target/"
-    exit 1
-  fi
-  summary+=("$target: ${runs:-?} runs in ${seconds}s, 0 findings")
-  rm -f "$log"
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>"$log"
+}
+for ((first = 0; first < ${#targets[@]}; first += jobs)); do
+  batch=("${targets[@]:first:jobs}")
+  pids=() logs=()
+  for target in "${batch[@]}"; do
+    logs+=("$(mktemp)")
+    run_target "$target" "${logs[-1]}" &
+    pids+=($!)
+  done
+  for i in "${!batch[@]}"; do
+    target="${batch[$i]}" log="${logs[$i]}" status=0
+    wait "${pids[$i]}" || status=$?
+    runs="$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n1)"
+    if [ "$status" -ne 0 ]; then
+      tail -n 60 "$log"
+      echo "fuzz: $target FOUND A PROBLEM (exit $status); the input is in fuzz/artifacts/$target/"
+      failed=1
+    else
+      summary+=("$target: ${runs:-?} runs in ${seconds}s, 0 findings")
+    fi
+    rm -f "$log"
+  done
+  [ "$failed" = 0 ] || exit 1
 done
 printf 'fuzz: %s\n' "${summary[@]}"
