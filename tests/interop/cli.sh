@@ -95,14 +95,16 @@ PASSED=0
 FAILED=0
 FAILURES=()
 KNOWN=""
+# Where `t` keeps a check's output: each leg run in the background has its own.
+RUN="$WORK"
 # t NAME EXIT CHECK MCP-WORDS…: runs `mcp MCP-WORDS…`; passes when it exits EXIT and CHECK (a
 # Python expression over out, err and j: see cli/check.py) holds. With KNOWN set: an expected
 # failure, reported XFAIL, and XPASS (a failure) once it passes.
 t() {
   local name="$1" want="$2" check="$3" rc=0 ok=0
   shift 3
-  timeout 120 "$MCP" "$@" > "$WORK/out" 2> "$WORK/err" < /dev/null || rc=$?
-  if [ "$rc" = "$want" ] && python3 "$HERE/check.py" "$WORK/out" "$WORK/err" "$check" 2> "$WORK/why"; then ok=1; fi
+  timeout 120 "$MCP" "$@" > "$RUN/out" 2> "$RUN/err" < /dev/null || rc=$?
+  if [ "$rc" = "$want" ] && python3 "$HERE/check.py" "$RUN/out" "$RUN/err" "$check" 2> "$RUN/why"; then ok=1; fi
   if [ -n "$KNOWN" ]; then
     if [ "$ok" = 1 ]; then
       printf '%-58s FAIL  XPASS: fixed? remove the known-bug mark (%s)\n' "$name" "$KNOWN"
@@ -118,10 +120,10 @@ t() {
     PASSED=$((PASSED + 1))
   else
     printf '%-58s FAIL  exit %s (wanted %s)\n' "$name" "$rc" "$want"
-    [ "$rc" != "$want" ] || sed 's/^/  /' "$WORK/why"
+    [ "$rc" != "$want" ] || sed 's/^/  /' "$RUN/why"
     printf '    command: mcp'; printf ' %q' "$@"; printf '\n'
-    head -c 1500 "$WORK/out" | sed 's/^/    out: /'
-    head -c 1500 "$WORK/err" | sed 's/^/    err: /'
+    head -c 1500 "$RUN/out" | sed 's/^/    out: /'
+    head -c 1500 "$RUN/err" | sed 's/^/    err: /'
     FAILED=$((FAILED + 1)); FAILURES+=("$name")
   fi
 }
@@ -270,9 +272,26 @@ python_leg() {
 }
 
 # --- the legs ----------------------------------------------------------------------------------
-FULL=0; TP=(); TS=(-- "$NODE" "$EVERYTHING" stdio)
-eras_of everything-stdio
-for era in "${ERAS[@]}"; do everything_leg "everything-stdio $era" "$era"; done
+# Each stdio check starts its server again (seconds each, most of them spent waiting on Node or
+# Python): the two stdio legs run in the background, each with its own files and report, while
+# the Streamable HTTP legs run here; their reports follow, and their counts are added.
+STDIO_LEGS=()
+stdio_leg() {
+  local label="$1" kind="$2"
+  shift 2
+  mkdir -p "$WORK/$label"
+  (
+    RUN="$WORK/$label" PASSED=0 FAILED=0 FAILURES=() FULL=0 TP=() TS=(-- "$@")
+    eras_of "$label"
+    for era in "${ERAS[@]}"; do "${kind}_leg" "$label $era" "$era"; done
+    echo "$PASSED $FAILED" > "$RUN/counts"
+    printf '%s\n' "${FAILURES[@]}" > "$RUN/failures"
+  ) > "$WORK/$label/report" 2>&1 &
+  STDIO_LEGS+=("$label:$!")
+  PIDS+=($!)
+}
+stdio_leg everything-stdio everything "$NODE" "$EVERYTHING" stdio
+stdio_leg python-stdio python "$PY" "$PY_SERVER"
 
 start_everything_http everything-http
 EVERYTHING_URL="$URL"
@@ -281,16 +300,25 @@ eras_of everything-http
 for era in "${ERAS[@]}"; do everything_leg "everything-http $era" "$era"; done
 t "everything-http modern info: a legacy-only server" 5 "'2026-07-28' in err" info --era modern "$URL"
 
-FULL=0; TP=(); TS=(-- "$PY" "$PY_SERVER")
-eras_of python-stdio
-for era in "${ERAS[@]}"; do python_leg "python-stdio $era" "$era"; done
-
 start_python_http python-http
 PYTHON_URL="$URL"
 FULL=1; TP=("$URL"); TS=()
 eras_of python-http
 for era in "${ERAS[@]}"; do python_leg "python-http $era" "$era"; done
 PYTHON_ERAS=("${ERAS[@]}")
+
+for leg in "${STDIO_LEGS[@]}"; do
+  label="${leg%%:*}"
+  wait "${leg#*:}" || true
+  cat "$WORK/$label/report"
+  if read -r leg_passed leg_failed < "$WORK/$label/counts" 2>/dev/null; then
+    PASSED=$((PASSED + leg_passed)); FAILED=$((FAILED + leg_failed))
+    while IFS= read -r failure; do [ -z "$failure" ] || FAILURES+=("$failure"); done < "$WORK/$label/failures"
+  else
+    printf '%-58s FAIL  the leg stopped before its end\n' "$label"
+    FAILED=$((FAILED + 1)); FAILURES+=("$label")
+  fi
+done
 
 printf '%-58s ----  at %s s\n' codegen "$((SECONDS - started))"
 # --- codegen: bindings of both servers, built and called ---------------------------------------
