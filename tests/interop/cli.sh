@@ -14,11 +14,12 @@
 # errors, variants of a call) run on Streamable HTTP only: each stdio run starts the server.
 # Then `mcp codegen` for both servers: the files are built in a throwaway crate under
 # $TARGET_DIR/interop/cli-bindings (cargo clippy -D warnings, offline, the workspace's lock file,
-# the target directory of mcp-cli's bindings_compile test, kept between runs) whose program (tests/interop/cli/caller.rs) calls
-# every tool that needs no person through the typed handles; each typed result is compared with
-# what `mcp --json call` gives for the same arguments (tests/interop/cli/compare.py). Last,
-# `codegen --check` passes on the files just written and fails (exit 1), naming the tool, against
-# a variant of the Python server whose `add` gained an argument.
+# the target directory of mcp-cli's bindings_compile test, kept between runs) whose program
+# (tests/interop/cli/caller.rs) calls every tool that needs no person through the typed handles;
+# each typed result is compared with what `mcp --json call` gives for the same arguments
+# (tests/interop/cli/compare.py). Last, `codegen --check` passes on the files just written and
+# fails (exit 1), naming the tool, against a variant of the Python server whose `add` gained an
+# argument.
 #
 # Not exercised, and why:
 #   - the everything server's trigger-elicitation-request and trigger-url-elicitation (a person
@@ -279,6 +280,8 @@ STDIO_LEGS=()
 stdio_leg() {
   local label="$1" kind="$2"
   shift 2
+  # A report or count left by an earlier run (the cache is kept) must not stand for this one.
+  rm -rf "$WORK/$label"
   mkdir -p "$WORK/$label"
   (
     RUN="$WORK/$label" PASSED=0 FAILED=0 FAILURES=() FULL=0 TP=() TS=(-- "$@")
